@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every check CI runs: set up .venv with the dev extra, notebooks clean and library in sync, notebook tests, pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh dev
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 BRIGHTPRO_PROGRESS=0 MPLBACKEND=Agg
+snapshot() { { git diff --no-ext-diff; git ls-files --others --exclude-standard; } | sha256sum; }
+before="$(snapshot)"
+echo "== nbdev-clean and nbdev-export must change nothing"
+.venv/bin/nbdev-clean
+.venv/bin/nbdev-export
+if [ "$(snapshot)" != "$before" ]; then
+  echo "FAIL: nbdev-clean or nbdev-export changed files; run them and commit the result:" >&2
+  git status --short >&2
+  exit 1
+fi
+echo "== the bundled sample matches its sources"
+.venv/bin/python tools/build_sample.py --check
+echo "== nbdev-test"
+.venv/bin/nbdev-test --n-workers 2
+echo "== pytest"
+.venv/bin/python -m pytest -q "$@"

@@ -1,0 +1,31 @@
+"""Shared test setup: no test may reach the Hugging Face hub, and the real BRIGHT query data is optional."""
+import os, subprocess, sys
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_DATASETS_OFFLINE"] = "1"
+os.environ.setdefault("BRIGHTPRO_PROGRESS", "0")
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = ROOT.parent/"shared"/"data"
+
+
+@pytest.fixture
+def bright_topics():
+    "The real BRIGHT topic files, or a skip when ../shared/data is absent (a user's fresh clone)."
+    path = SHARED_DATA/"bright-topics"
+    if not path.is_dir(): pytest.skip(f"real BRIGHT query data not found at {path}")
+    return path
+
+
+def run_cli(*args, cwd=None, timeout=300, env=None):
+    "Run the installed command line as a user would; returns the CompletedProcess."
+    cmd = [sys.executable, "-m", "brightpro.cli", *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd or ROOT, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+@pytest.fixture
+def cli():
+    return run_cli

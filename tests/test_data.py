@@ -1,0 +1,197 @@
+"""The data layer from the outside: layouts, validation of broken data, the offline hub, real BRIGHT rows."""
+import gzip, json, os, re, shutil, time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from brightpro.core import DOMAINS
+from brightpro.data import DataError, load_bright, load_domain, load_domains, resolve_source, SAMPLE_ROOT
+
+SAMPLE = SAMPLE_ROOT/"bright_pro"
+
+
+# ---------------------------------------------------------------- the bundled sample, read with plain pyarrow
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_sample_meets_the_published_shape(domain):
+    ex = pq.read_table(SAMPLE/"examples"/f"{domain}.parquet").to_pylist()
+    asp = pq.read_table(SAMPLE/"aspects"/f"{domain}.parquet").to_pylist()
+    docs = pq.read_table(SAMPLE/"documents"/f"{domain}.parquet").to_pylist()
+    doc_ids = {d["id"] for d in docs}
+    assert len(ex) >= 5 and len(docs) >= 80
+    assert {a["weight"] for a in asp} == {1, 2, 3}, "every weight is used in every domain"
+    for q in ex:
+        mine = [a for a in asp if re.fullmatch(rf"{domain}-{q['id']}-(a|aspect-)\d+", a["id"])]
+        assert 2 <= len(mine) <= 6, (q["id"], len(mine))
+        assert all(a["supporting_docs"] for a in mine)
+        assert set(q["gold_ids"]) <= doc_ids
+        cited = set(re.findall(r"\[([^\]]+)\]", q["reference_answer"]))
+        assert cited and cited <= set(q["gold_ids"])
+    assert any(re.fullmatch(rf"{domain}-[^/]+/extraction_\d+\.txt", i) for i in doc_ids)
+    assert any(not i.startswith(f"{domain}-") and re.fullmatch(r"[a-z0-9_]+/.+_\d+\.txt", i) for i in doc_ids)
+
+
+def test_sample_validates_and_counts(cli):
+    r = cli("data", "validate", "--dataset", "sample", "--strict")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 error(s), 0 warning(s)" in r.stdout
+    r = cli("data", "stats", "--dataset", "sample", "--json")
+    assert r.returncode == 0, r.stderr
+    stats = json.loads(r.stdout)["domains"]
+    assert list(stats) == list(DOMAINS)
+    for d, s in stats.items():
+        rows = pq.read_table(SAMPLE/"examples"/f"{d}.parquet")
+        assert s["queries"] == rows.num_rows
+        assert s["documents"] == pq.ParquetFile(SAMPLE/"documents"/f"{d}.parquet").metadata.num_rows
+        assert s["gold_docs"] == sum(len(g) for g in rows.column("gold_ids").to_pylist())
+        assert s["aspects"] == pq.ParquetFile(SAMPLE/"aspects"/f"{d}.parquet").metadata.num_rows
+
+
+def test_bright_sample_validates_and_uses_excluded_ids(cli):
+    r = cli("data", "validate", "--dataset", "sample", "--benchmark", "bright")
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = load_bright("biology")
+    assert any(d.excluded.values())
+    long = load_bright("biology", long=True)
+    assert set().union(*map(set, long.gold.values())) <= set(long.doc_ids)
+
+
+# ---------------------------------------------------------------- a dataset with every kind of problem
+def _mirror(root: Path, examples, aspects, documents, domain="biology"):
+    "Write the authors' JSON mirror layout: <root>/{examples,aspects,documents}/<domain>.json"
+    for config, rows in (("examples", examples), ("aspects", aspects), ("documents", documents)):
+        (root/config).mkdir(parents=True, exist_ok=True)
+        (root/config/f"{domain}.json").write_text(json.dumps(rows))
+    return root
+
+
+def _clean_rows():
+    examples = [dict(id="1", query="why is the sky blue", gold_ids=["d1", "d2"], reference_answer="[d1]"),
+                dict(id="2", query="why do leaves fall", gold_ids=["d3"], reference_answer="[d3]")]
+    aspects = [dict(id="biology-1-a1", content="scattering", weight=2, supporting_docs=["d1"]),
+               dict(id="biology-1-a2", content="wavelength", weight=1, supporting_docs=["d2"]),
+               dict(id="biology-2-a1", content="abscission", weight=3, supporting_docs=["d3"])]
+    documents = [dict(id=f"d{i}", content=f"text {i}") for i in range(1, 6)]
+    return examples, aspects, documents
+
+
+def test_clean_mirror_loads_like_parquet(tmp_path):
+    ex, asp, docs = _clean_rows()
+    d = load_domain("biology", dataset=str(_mirror(tmp_path, ex, asp, docs)))
+    assert d.qids == ["1", "2"]
+    assert d.aspect_weights["1"] == {"biology-1-a1": 2 / 3, "biology-1-a2": 1 / 3}
+    assert d.doc_ids == [f"d{i}" for i in range(1, 6)]
+
+
+ERRORS = {"missing_field": "biology-1-a3", "aspect_id_format": "biology-1-b9", "bad_weight": "biology-1-a2",
+          "duplicate_id": "2", "empty_query": "3"}
+WARNINGS = {"gold_without_aspect": "gold doc d4", "gold_in_two_aspects": "d1 is under", "doc_in_two_queries": "d3",
+            "supporting_not_gold": "d5 is not in gold_ids", "missing_from_corpus": "d9 is not in the documents",
+            "query_without_aspects": "4", "empty_document": "d6", "aspect_without_query": "biology-77-a1"}
+
+
+def _broken_rows():
+    examples = [dict(id="1", query="why is the sky blue", gold_ids=["d1", "d2", "d4"], reference_answer="[d1]"),
+                dict(id="2", query="why do leaves fall", gold_ids=["d3"], reference_answer="[d3]"),
+                dict(id="2", query="duplicate id", gold_ids=["d3"], reference_answer="[d3]"),
+                dict(id="3", query="   ", gold_ids=["d3"], reference_answer=""),
+                dict(id="4", query="a query nobody annotated", gold_ids=["d9"], reference_answer="")]
+    aspects = [dict(id="biology-1-a1", content="scattering", weight=2, supporting_docs=["d1", "d3", "d5"]),
+               dict(id="biology-1-a2", content="wavelength", weight=7, supporting_docs=["d2", "d1"]),
+               dict(id="biology-1-a3", content=None, weight=1, supporting_docs=["d2"]),
+               dict(id="biology-1-b9", content="bad id", weight=1, supporting_docs=["d2"]),
+               dict(id="biology-2-a1", content="abscission", weight=3, supporting_docs=["d3"]),
+               dict(id="biology-77-a1", content="orphan", weight=1, supporting_docs=["d1"])]
+    documents = [dict(id=f"d{i}", content=f"text {i}") for i in range(1, 6)] + [dict(id="d6", content="  ")]
+    return examples, aspects, documents
+
+
+def test_validate_names_every_problem(tmp_path, cli):
+    root = _mirror(tmp_path, *_broken_rows())
+    r = cli("data", "validate", "--dataset", root)
+    out = r.stdout + r.stderr
+    assert r.returncode == 2, out
+    assert "Traceback" not in out
+    lines = r.stdout.splitlines()
+    for level, expected in (("error", ERRORS), ("warning", WARNINGS)):
+        for kind, where in expected.items():
+            assert any(l.startswith(f"{level}: biology") and kind in l and where in l for l in lines), (kind, out)
+            assert re.search(rf"^\s+\d+ {level} {kind}:", r.stdout, re.M), f"no count line for {kind}"
+    r = cli("data", "validate", "--dataset", root, "--json")
+    counts = json.loads(r.stdout)["counts"]
+    assert set(counts["error"]) == set(ERRORS) and set(counts["warning"]) == set(WARNINGS)
+
+
+def test_loading_refuses_errors_with_the_same_message(tmp_path, cli):
+    root = _mirror(tmp_path, *_broken_rows())
+    with pytest.raises(DataError, match="error"): load_domain("biology", dataset=str(root))
+    r = cli("data", "stats", "--dataset", root)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "brightpro data validate" in r.stderr
+
+
+def test_warnings_load_and_strict_fails(tmp_path, cli):
+    ex, asp, docs = _clean_rows()
+    ex[0]["gold_ids"].append("d4")                      # gold doc under no aspect
+    asp.append(dict(id="biology-2-a2", content="shared", weight=1, supporting_docs=["d1"]))  # doc under two queries
+    ex[1]["gold_ids"].append("d1")
+    root = _mirror(tmp_path, ex, asp, docs)
+    d = load_domain("biology", dataset=str(root))       # warnings never refuse
+    # the harness keeps the last listing of d1 (query 2's aspect) for every query; per-query keeps both
+    assert "d1" not in d.doc_aspects("harness")["1"] and d.doc_aspects("harness")["2"]["d1"] == "biology-2-a2"
+    assert d.doc_aspects("per-query")["1"]["d1"] == "biology-1-a1"
+    assert cli("data", "validate", "--dataset", root).returncode == 0
+    r = cli("data", "validate", "--dataset", root, "--strict")
+    assert r.returncode == 2 and "doc_in_two_queries" in r.stdout
+
+
+def test_documents_are_read_only_when_asked(tmp_path):
+    ex, asp, docs = _clean_rows()
+    root = _mirror(tmp_path, ex, asp, docs)
+    (root/"documents"/"biology.json").write_text("{ this is not json")
+    d = load_domain("biology", dataset=str(root))      # queries and aspects load without the corpus
+    assert d.gold["1"] == ["d1", "d2"]
+    with pytest.raises(DataError, match=r"documents/biology.json: cannot be read"): d.documents
+
+
+def test_not_a_dataset_folder(tmp_path, cli):
+    r = cli("data", "stats", "--dataset", tmp_path)
+    assert r.returncode == 2 and "expected a folder examples/" in r.stderr and "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------- the hub, offline
+def test_hub_offline_fails_fast_with_one_line(cli):
+    start = time.monotonic()
+    r = cli("data", "stats", "--dataset", "hub", "--domain", "biology", env={"HF_HUB_OFFLINE": "1", "HF_HOME": "/tmp/brightpro-empty-hf-home"})
+    elapsed = time.monotonic() - start
+    assert r.returncode == 2
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and "cannot reach the Hugging Face hub" in lines[0] and "--dataset" in lines[0], r.stderr
+    assert elapsed < 20, f"took {elapsed:.1f}s"  # generous: interpreter start-up on a loaded CI machine
+
+
+def test_hub_snapshot_layout_with_shards(tmp_path):
+    "BRIGHT's hub files are named {config}/{domain}-00000-of-00001.parquet; a snapshot of them loads."
+    src = SAMPLE_ROOT/"bright"
+    for config in ("examples", "documents"):
+        (tmp_path/config).mkdir()
+        shutil.copy(src/config/"economics.parquet", tmp_path/config/"economics-00000-of-00001.parquet")
+    d = load_bright("economics", dataset=str(tmp_path))
+    assert d.qids == pq.read_table(src/"examples"/"economics.parquet").column("id").to_pylist()
+    assert len(d.doc_ids) == pq.ParquetFile(src/"documents"/"economics.parquet").metadata.num_rows
+
+
+# ---------------------------------------------------------------- real BRIGHT rows
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_real_bright_examples_load(domain, bright_topics, tmp_path):
+    hyphen = domain.replace("_", "-")
+    (tmp_path/"examples").mkdir()
+    shutil.copy(bright_topics/f"topics.bright-{hyphen}-original.jsonl.gz", tmp_path/"examples"/f"{domain}.jsonl.gz")
+    d = load_bright(domain, dataset=str(tmp_path))
+    qrels = {}
+    for line in (bright_topics/f"qrels.bright-{hyphen}.txt").read_text().splitlines():
+        qid, _, doc, rel = line.split()
+        if int(rel) > 0: qrels.setdefault(qid, set()).add(doc)
+    assert {q: set(g) for q, g in d.gold.items() if g} == qrels
+    assert all(not x for x in d.excluded.values()), "['N/A'] means no excluded ids"
+    assert "reasoning" in d.queries and "gold_ids_long" in d.queries
