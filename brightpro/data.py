@@ -22,8 +22,8 @@ from .core import DOMAINS, BrightproError, parse_domains
 # %% auto #0
 __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 'ERROR_KINDS', 'WARNING_KINDS',
            'BRIGHT_QUERY_CONFIGS', 'DataError', 'read_rows', 'Source', 'hub_source', 'resolve_source', 'Problem',
-           'split_aspect_id', 'check_tables', 'Domain', 'load_domain', 'load_bright', 'load_domains', 'dataset_stats',
-           'validate_dataset', 'problem_summary']
+           'split_aspect_id', 'check_tables', 'Domain', 'cache_dir', 'read_documents', 'load_domain', 'load_bright',
+           'load_domains', 'dataset_stats', 'validate_dataset', 'problem_summary']
 
 # %% ../nbs/00_data.ipynb #53940b4a
 BRIGHT_PRO_REPO, BRIGHT_REPO = "yale-nlp/Bright-Pro", "xlangai/BRIGHT"
@@ -305,15 +305,8 @@ class Domain:
 
     @cached_property
     def documents(self) -> pa.Table:
-        "All documents as an Arrow table (id, content), read once; duplicate ids are refused."
-        table = self.source.table(self.documents_config, self.name, columns=["id", "content"])
-        for f in ("id", "content"):
-            if f not in table.column_names: raise DataError(f"{self.source.dataset}: {self.documents_config} of {self.name} have no field {f}")
-        table = table.select(["id", "content"]).cast(pa.schema([("id", pa.string()), ("content", pa.string())]))
-        if pa.compute.count_distinct(table["id"]).as_py() != table.num_rows:
-            dup = [p for p in check_tables(self.name, self.queries.iloc[:0].pipe(pa.Table.from_pandas), None, table.select(["id"])) if p.kind == "duplicate_id"]
-            raise DataError(f"{self.source.dataset}: {self.name} documents: " + "; ".join(f"{p.id} used twice" for p in dup[:5]))
-        return table
+        "All documents as one Arrow table (id, content), memory-mapped from the local cache after the first read."
+        return read_documents(self.source, self.documents_config, self.name)
     @property
     def doc_ids(self) -> list[str]: return self.documents.column("id").to_pylist()
 
@@ -332,6 +325,42 @@ class Domain:
         owner = dict(zip(self.aspects["id"], self.aspects["qid"]))
         for d, a in last.items(): out.setdefault(owner[a], {})[d] = a
         return out
+
+# %% ../nbs/00_data.ipynb #3efe861c
+def cache_dir() -> Path:
+    return Path(os.environ.get("BRIGHTPRO_CACHE") or Path.home()/".cache"/"brightpro")
+
+_DOC_SCHEMA = pa.schema([("id", pa.string()), ("content", pa.string())])
+
+def _documents_from_files(source, config, domain) -> pa.Table:
+    table = source.table(config, domain, columns=["id", "content"])
+    for f in ("id", "content"):
+        if f not in table.column_names: raise DataError(f"{source.dataset}: {config} of {domain} have no field {f}")
+    table = table.select(["id", "content"]).cast(_DOC_SCHEMA)
+    if pa.compute.count_distinct(table["id"]).as_py() != table.num_rows:
+        counts = pa.compute.value_counts(table["id"])
+        dup = [c["values"] for c in counts.to_pylist() if c["counts"] > 1]
+        raise DataError(f"{source.dataset}: {domain} {config}: duplicate ids {', '.join(map(str, dup[:5]))}")
+    return table
+
+def read_documents(source: Source, config: str, domain: str) -> pa.Table:
+    "A domain's documents as one Arrow table, through the memory-mapped cache."
+    import hashlib
+    f = source.file(config, domain)
+    files = f if isinstance(f, list) else [f]
+    key = hashlib.blake2b("|".join(f"{p.resolve()}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files).encode(), digest_size=10).hexdigest()
+    cached = cache_dir()/"documents"/f"{domain}-{config}-{key}.arrow"
+    if cached.exists():
+        try: return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
+        except (pa.ArrowException, OSError): cached.unlink(missing_ok=True)  # a damaged entry is rebuilt, never used
+    table = _documents_from_files(source, config, domain)
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, _DOC_SCHEMA) as writer: writer.write_table(table)
+        os.replace(tmp, cached)
+        return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
+    except OSError: return table
 
 # %% ../nbs/00_data.ipynb #d5b3b82f
 def _refuse(problems, source, domain):

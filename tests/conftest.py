@@ -1,5 +1,5 @@
 """Shared test setup: no test may reach the Hugging Face hub, and the real BRIGHT query data is optional."""
-import os, subprocess, sys
+import os, subprocess, sys, tempfile
 from pathlib import Path
 
 import pytest
@@ -7,6 +7,8 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("BRIGHTPRO_PROGRESS", "0")
+# Caches (memory-mapped corpora, indexes, embeddings) go to a fresh folder, never the user's.
+os.environ["BRIGHTPRO_CACHE"] = tempfile.mkdtemp(prefix="brightpro-test-cache-")
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent/"shared"/"data"

@@ -24,7 +24,8 @@ WORD = re.compile(r"[a-z]{4,}")
 def long_id(doc_id):
     "BRIGHT long-document id of a passage: the passage id without its chunk number."
     folder, name = doc_id.split("/", 1)
-    return f"{folder}/{re.sub(r'_\d+\.txt$', '.txt', name)}"
+    stem = re.sub(r"_\d+\.txt$", ".txt", name)
+    return f"{folder}/{stem}"
 
 
 def tables(src):
