@@ -16,6 +16,9 @@ if [ "$(snapshot)" != "$before" ]; then
 fi
 echo "== the bundled sample matches its sources"
 .venv/bin/python tools/build_sample.py --check
+echo "== docs: every notebook renders (nbconvert; Quarto builds the full site where it is installed)"
+find nbs -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' -print0 \
+  | xargs -0 .venv/bin/jupyter nbconvert --log-level WARN --to html --output-dir _docs/nbconvert
 echo "== nbdev-test"
 .venv/bin/nbdev-test --n-workers 2
 echo "== pytest"

@@ -195,3 +195,31 @@ def test_real_bright_examples_load(domain, bright_topics, tmp_path):
     assert {q: set(g) for q, g in d.gold.items() if g} == qrels
     assert all(not x for x in d.excluded.values()), "['N/A'] means no excluded ids"
     assert "reasoning" in d.queries and "gold_ids_long" in d.queries
+
+
+def _fake_hub_cache(home: Path, commit: str, repo="datasets--yale-nlp--Bright-Pro", files=SAMPLE):
+    "The Hugging Face cache layout a real download leaves: refs/main names the commit, snapshots/<commit>/ the files."
+    cache = home/"hub"/repo
+    (cache/"refs").mkdir(parents=True)
+    (cache/"refs"/"main").write_text(commit)
+    shutil.copytree(files, cache/"snapshots"/commit)
+    return home
+
+
+def test_hub_reads_a_cached_snapshot_offline_and_records_its_commit(tmp_path, cli):
+    commit = "dbdc22b" + "0" * 33
+    home = _fake_hub_cache(tmp_path, commit)
+    env = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(home)}
+    r = cli("data", "stats", "--dataset", "hub", "--domain", "biology", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["domains"]["biology"]["queries"] == pq.read_table(SAMPLE/"examples"/"biology.parquet").num_rows
+    assert "note" not in r.stderr, "the harness's own revision needs no note"
+    r = cli("data", "stats", "--dataset", "hub", "--revision", commit, "--domain", "biology", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+
+
+def test_hub_names_a_commit_other_than_the_harness(tmp_path, cli):
+    home = _fake_hub_cache(tmp_path, "a" * 40)
+    r = cli("data", "validate", "--dataset", "hub", "--domain", "economics", env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(home)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "resolved to commit aaaaaaaaaaaa" in r.stderr and "dbdc22b" in r.stderr

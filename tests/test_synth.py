@@ -1,0 +1,41 @@
+"""The synthetic generator against the published sizes (PROTOCOL.md §1), through the command line."""
+import gzip, json
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from brightpro.data import load_domain, validate_dataset
+
+# PROTOCOL.md §1: documents and queries per domain, 2,763 aspects and 5,272 gold docs over 739 queries.
+PUBLISHED = {"biology": (59_513, 103), "robotics": (63_920, 101)}
+
+
+def test_full_scale_biology_has_the_published_sizes(tmp_path, cli):
+    r = cli("data", "synth", "--domain", "biology", "--scale", "1.0", "--seed", "3", "--out", tmp_path)
+    assert r.returncode == 0, r.stderr
+    docs = pq.read_table(tmp_path/"documents"/"biology.parquet")
+    examples = pq.read_table(tmp_path/"examples"/"biology.parquet")
+    aspects = pq.read_table(tmp_path/"aspects"/"biology.parquet")
+    assert docs.num_rows == PUBLISHED["biology"][0] and examples.num_rows == PUBLISHED["biology"][1]
+    assert 430 <= pc.mean(pc.utf8_length(docs["content"])).as_py() <= 600
+    assert abs(aspects.num_rows / examples.num_rows - 2763 / 739) < 0.6
+    gold = examples.column("gold_ids").to_pylist()
+    assert abs(sum(map(len, gold)) / len(gold) - 5272 / 739) < 1.0
+    assert not [p for p in validate_dataset(str(tmp_path), "biology") if p.level == "error"]
+
+
+def test_same_seed_same_bytes_other_seed_other_text(tmp_path, cli):
+    for name, seed in (("a", 1), ("b", 1), ("c", 2)):
+        assert cli("data", "synth", "--domain", "economics", "--scale", "0.02", "--seed", seed, "--out", tmp_path/name).returncode == 0
+    read = lambda n: pq.read_table(tmp_path/n/"documents"/"economics.parquet")
+    assert read("a").equals(read("b")) and not read("a").equals(read("c"))
+
+
+def test_real_query_texts_are_used(tmp_path, cli, bright_topics):
+    assert cli("data", "synth", "--domain", "robotics", "--scale", "0.01", "--out", tmp_path, "--topics", bright_topics).returncode == 0
+    with gzip.open(bright_topics/"topics.bright-robotics-original.jsonl.gz", "rt") as f:
+        real = [json.loads(l) for l in f][:PUBLISHED["robotics"][1]]
+    d = load_domain("robotics", dataset=str(tmp_path))
+    assert d.qids == [r["id"] for r in real][:len(d.qids)]
+    assert [d.query_text[q] for q in d.qids] == [r["query"] for r in real][:len(d.qids)]
