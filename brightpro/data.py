@@ -314,9 +314,9 @@ class Domain:
         "Each query's doc -> aspect map, restricted to that query's own aspects."
         if mode not in ("harness", "per-query"): raise BrightproError(f"unknown aspect map {mode!r}; use harness or per-query")
         out = {q: {} for q in self.qids}
-        if mode == "per-query":
+        if mode == "per-query":  # the same file-order rule, applied within each query only
             for q, a, docs in zip(self.aspects["qid"], self.aspects["id"], self.aspects["supporting_docs"]):
-                for d in docs: out.setdefault(q, {}).setdefault(d, a)
+                for d in docs: out.setdefault(q, {})[d] = a
             return out
         # The harness builds ONE map for the domain in file order, so a document's last listing wins for every query.
         last = {}

@@ -15,7 +15,12 @@ stamp=".venv/.brightpro-installed${extra:+-$extra}"
 want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -x .venv/bin/brightpro ]; then
   echo "setup: installing brightpro $spec and its pinned dependencies into .venv (first time: a few minutes)" >&2
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade "pip==25.3"
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e "$spec"
+  log=.venv/pip-install.log
+  if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade "pip==25.3" \
+         && .venv/bin/python -m pip install --disable-pip-version-check -e "$spec"; } > "$log" 2>&1; then
+    grep -v "^WARNING: Location" "$log" | tail -n 40 >&2
+    echo "setup: installation failed; the full log is $log" >&2
+    exit 1
+  fi
   echo "$want" > "$stamp"
 fi
