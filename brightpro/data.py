@@ -310,20 +310,18 @@ class Domain:
     @property
     def doc_ids(self) -> list[str]: return self.documents.column("id").to_pylist()
 
-    def doc_aspects(self, mode="harness") -> dict[str, dict[str, str]]:
-        "Each query's doc -> aspect map, restricted to that query's own aspects."
+    def doc_aspects(self, mode="harness") -> dict:
+        """The doc -> aspect map the aspect metrics use.
+
+        'harness': the authors' ONE `{docid: aspect_id}` map for the whole domain, built in file order, so a document
+        listed under aspects of two queries keeps the aspect listed last, for every query (even one whose own aspect it
+        then loses). 'per-query': the definition, `{qid: {docid: aspect_id}}` over each query's own aspects."""
         if mode not in ("harness", "per-query"): raise BrightproError(f"unknown aspect map {mode!r}; use harness or per-query")
+        if mode == "harness":
+            return {d: a for a, docs in zip(self.aspects["id"], self.aspects["supporting_docs"]) for d in docs}
         out = {q: {} for q in self.qids}
-        if mode == "per-query":  # the same file-order rule, applied within each query only
-            for q, a, docs in zip(self.aspects["qid"], self.aspects["id"], self.aspects["supporting_docs"]):
-                for d in docs: out.setdefault(q, {})[d] = a
-            return out
-        # The harness builds ONE map for the domain in file order, so a document's last listing wins for every query.
-        last = {}
-        for a, docs in zip(self.aspects["id"], self.aspects["supporting_docs"]):
-            for d in docs: last[d] = a
-        owner = dict(zip(self.aspects["id"], self.aspects["qid"]))
-        for d, a in last.items(): out.setdefault(owner[a], {})[d] = a
+        for q, a, docs in zip(self.aspects["qid"], self.aspects["id"], self.aspects["supporting_docs"]):
+            for d in docs: out.setdefault(q, {})[d] = a  # within a query the same file-order rule
         return out
 
 # %% ../nbs/00_data.ipynb #3efe861c
