@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"brightpro {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{data,retrieve,evaluate}")
     add_data_command(sub)
+    from brightpro.retrieve import add_retrieve_command
+    add_retrieve_command(sub)
+    from brightpro.evaluate import add_evaluate_command
+    add_evaluate_command(sub)
     return parser
 
 def main(argv=None) -> int:

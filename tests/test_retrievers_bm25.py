@@ -1,0 +1,151 @@
+"""bm25-bright against gensim (the harness's scorer) and bm25s's formula, the persisted indexes, bad input."""
+import gzip, json, math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from brightpro.core import BrightproError
+from brightpro.retrievers import BM25Bright, BM25S, LuceneEnglishAnalyzer, get_retriever, top_k
+
+TOPICS = Path(__file__).resolve().parents[1].parent/"shared"/"data"/"bright-topics"
+
+
+def real_texts(limit=400):
+    "Real BRIGHT query and answer texts (code, URLs, numbers, possessives) when ../shared/data is present."
+    files = sorted(TOPICS.glob("*original.jsonl.gz"))
+    if not files: pytest.skip("../shared/data/bright-topics is absent")
+    out = []
+    for f in files:
+        with gzip.open(f, "rt", encoding="utf-8") as fh:
+            for line in fh:
+                r = json.loads(line)
+                out += [r["query"], str(r.get("gold_answer") or ""), str(r.get("reasoning") or "")]
+    return [t for t in out if t][:limit]
+
+
+def synthetic_texts(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    words = np.array("the cat's dogs running ran e.g. 3.14 1,000 example.com state-of-the-art don't it's possibly psychology "
+                     "analyses snake_case_name C++ x86_64 naïve Zürich 2024 U.S.A. foo.bar() http://a.b/c?d=1 and of stars".split())
+    return [" ".join(rng.choice(words, rng.integers(0, 40))) for _ in range(n)]
+
+
+def gensim_scores(token_lists, query_tokens, k1=0.9, b=0.4):
+    "The harness's code path (BRIGHT retrievers.py retrieval_bm25) on given tokens."
+    from gensim.corpora import Dictionary
+    from gensim.models import LuceneBM25Model
+    from gensim.similarities import SparseMatrixSimilarity
+    dictionary = Dictionary(token_lists)
+    model = LuceneBM25Model(dictionary=dictionary, k1=k1, b=b)
+    index = SparseMatrixSimilarity(model[list(map(dictionary.doc2bow, token_lists))], num_docs=len(token_lists),
+                                   num_terms=len(dictionary), normalize_queries=False, normalize_documents=False)
+    return [np.asarray(index[model[dictionary.doc2bow(q)]]) for q in query_tokens]
+
+
+@pytest.mark.parametrize("source", ["synthetic", "real"])
+def test_scores_equal_gensim(source):
+    texts = synthetic_texts() if source == "synthetic" else real_texts()
+    queries = texts[:12] + ["psychology of cats", "nothing-known zzzqqq", ""]
+    r = BM25Bright()
+    r.index([f"d{i}" for i in range(len(texts))], texts)
+    an = LuceneEnglishAnalyzer()
+    tokens = [an.analyze(t) for t in texts]
+    # the batched indexing path and the one-text path produce the same terms
+    assert sorted(r.analyzer.vocab) == sorted({t for ts in tokens for t in ts})
+    expected = gensim_scores(tokens, [an.analyze(q) for q in queries])
+    for q, exp in zip(queries, expected):
+        got = r.scores(q)
+        np.testing.assert_allclose(got, exp, rtol=1e-5, atol=1e-6 * max(1.0, float(np.abs(exp).max(initial=0))))
+
+
+def test_search_ranks_like_the_harness():
+    texts = synthetic_texts(500, seed=3)
+    queries = {str(i): t for i, t in enumerate(texts[:20])}
+    r = BM25Bright(); r.index([f"d{i}" for i in range(len(texts))], texts)
+    an = LuceneEnglishAnalyzer()
+    exp = gensim_scores([an.analyze(t) for t in texts], [an.analyze(q) for q in queries.values()])
+    run = r.search(queries, k=100)
+    for (qid, hits), s in zip(run.items(), exp):
+        # the harness: Python's stable sort of (doc, score) pairs by score, descending
+        ranked = sorted(zip([f"d{i}" for i in range(len(texts))], s.tolist()), key=lambda x: x[1], reverse=True)[:100]
+        got = [d for d, _ in hits]
+        ref = [d for d, _ in ranked]
+        if got != ref:  # only float32 near-ties may swap
+            got_s = dict(hits)
+            for a, b_ in zip(got, ref):
+                if a != b_: assert math.isclose(got_s[a], dict(ranked)[b_], rel_tol=1e-5)
+
+
+# --- persistence -------------------------------------------------------------------------------------------
+def test_index_persists_and_reloads_memory_mapped(tmp_path):
+    texts = synthetic_texts(200)
+    ids = [f"d{i}" for i in range(len(texts))]
+    first = BM25Bright(cache_dir=tmp_path); first.index(ids, texts)
+    assert not first.loaded_from_cache
+    second = BM25Bright(cache_dir=tmp_path); second.index(ids, texts)
+    assert second.loaded_from_cache
+    assert isinstance(second.data, np.memmap) and isinstance(second.indices, np.memmap)
+    q = {"a": "cats running", "b": texts[5]}
+    assert first.search(q, 20) == second.search(q, 20)
+    # a changed corpus never reuses the index
+    third = BM25Bright(cache_dir=tmp_path); third.index(ids, texts[:-1] + ["a new text"])
+    assert not third.loaded_from_cache
+
+
+def test_unreadable_index_is_rebuilt(tmp_path):
+    texts = synthetic_texts(100); ids = [f"d{i}" for i in range(len(texts))]
+    BM25Bright(cache_dir=tmp_path).index(ids, texts)
+    (npy,) = list(tmp_path.glob("bm25-bright/*/data.npy"))
+    npy.write_bytes(b"garbage")
+    r = BM25Bright(cache_dir=tmp_path); r.index(ids, texts)
+    assert not r.loaded_from_cache
+    assert len(r.search({"q": "cats"}, 5)["q"]) == 5
+
+
+def test_bad_input():
+    with pytest.raises(BrightproError, match="empty corpus"): BM25Bright().index([], [])
+    with pytest.raises(BrightproError, match="empty corpus"): BM25S().index([], [])
+    with pytest.raises(BrightproError, match="valid forms"): get_retriever("bm42")
+
+
+def test_bm25s_scores_follow_its_lucene_formula():
+    "bm25 (bm25s) scores equal bm25s' own Lucene formula computed by hand on its tokens."
+    import bm25s, Stemmer
+    texts = synthetic_texts(100)
+    r = BM25S(); r.index([f"d{i}" for i in range(len(texts))], texts)
+    toks = bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("english"), return_ids=False, show_progress=False)
+    q = bm25s.tokenize(["cats running stars"], stopwords="en", stemmer=Stemmer.Stemmer("english"), return_ids=False, show_progress=False)[0]
+    n, avgdl = len(toks), sum(map(len, toks)) / len(toks)
+    exp = np.zeros(n)
+    for t in set(q):
+        df = sum(t in d for d in toks)
+        if not df: continue
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for i, d in enumerate(toks):
+            tf = d.count(t)
+            exp[i] += idf * tf / (tf + 0.9 * (1 - 0.4 + 0.4 * len(d) / avgdl)) if tf else 0
+    hits = r.search({"q": "cats running stars"}, 10)["q"]
+    for doc, s in hits: assert math.isclose(s, exp[int(doc[1:])], rel_tol=1e-5)
+
+
+def test_top_k_ties_keep_corpus_order():
+    s = np.array([0.5, 1.0, 0.5, 0.5, 2.0], np.float32)
+    assert top_k(s, 3).tolist() == [4, 1, 0]
+    assert top_k(s, 4).tolist() == [4, 1, 0, 2]
+
+
+@pytest.mark.parametrize("cls,sub", [(BM25Bright, "bm25-bright"), (BM25S, "bm25s")])
+def test_silently_corrupted_index_is_detected_and_rebuilt(tmp_path, cls, sub):
+    "A flipped byte inside an array (header intact, so numpy would load it) is caught by the checksums."
+    texts = synthetic_texts(150); ids = [f"d{i}" for i in range(len(texts))]
+    ref = cls(cache_dir=tmp_path); ref.index(ids, texts)
+    expected = ref.search({"q": "cats running"}, 10)
+    (folder,) = [p for p in (tmp_path/sub).iterdir() if p.is_dir()]
+    target = max((p for p in folder.glob("*.npy")), key=lambda p: p.stat().st_size)
+    raw = bytearray(target.read_bytes()); raw[-3] ^= 0x55; target.write_bytes(bytes(raw))
+    again = cls(cache_dir=tmp_path); again.index(ids, texts)
+    assert not again.loaded_from_cache
+    assert again.search({"q": "cats running"}, 10) == expected
+    third = cls(cache_dir=tmp_path); third.index(ids, texts)
+    assert third.loaded_from_cache
