@@ -22,8 +22,8 @@ from .core import DOMAINS, BrightproError, parse_domains
 # %% auto #0
 __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 'ERROR_KINDS', 'WARNING_KINDS',
            'BRIGHT_QUERY_CONFIGS', 'DataError', 'read_rows', 'Source', 'hub_source', 'resolve_source', 'Problem',
-           'split_aspect_id', 'check_tables', 'Domain', 'cache_dir', 'read_documents', 'load_domain', 'load_bright',
-           'load_domains', 'dataset_stats', 'validate_dataset', 'problem_summary']
+           'split_aspect_id', 'check_tables', 'Domain', 'cache_dir', 'read_documents', 'load_domain',
+           'available_domains', 'load_bright', 'load_domains', 'dataset_stats', 'validate_dataset', 'problem_summary']
 
 # %% ../nbs/00_data.ipynb #53940b4a
 BRIGHT_PRO_REPO, BRIGHT_REPO = "yale-nlp/Bright-Pro", "xlangai/BRIGHT"
@@ -390,14 +390,15 @@ def _aspects_frame(aspects: pa.Table | None, domain: str) -> pd.DataFrame:
 
 def load_domain(domain: str, dataset="sample", revision=None, benchmark="brightpro") -> Domain:
     "Load one domain of Bright-Pro (queries, gold ids, aspects; documents on first use)."
-    domain = parse_domains(domain, _available(dataset, benchmark))[0]
+    domain = parse_domains(domain, available_domains(dataset, benchmark))[0]
     source = resolve_source(dataset, benchmark, revision, domains=[domain]) if dataset == "hub" else resolve_source(dataset, benchmark)
     examples = source.table("examples", domain)
     aspects = source.table("aspects", domain) if benchmark == "brightpro" else None
     _refuse(check_tables(domain, examples, aspects, benchmark=benchmark), source, domain)
     return Domain(domain, _queries_frame(examples), _aspects_frame(aspects, domain), source)
 
-def _available(dataset, benchmark):
+def available_domains(dataset="sample", benchmark="brightpro") -> list[str]:
+    "The domains a dataset holds (all seven for the sample and the hub), in table order."
     if isinstance(dataset, Source): return dataset.domains() or DOMAINS
     if str(dataset) in ("sample", "hub"): return DOMAINS
     return resolve_source(dataset, benchmark).domains() or DOMAINS
@@ -409,7 +410,7 @@ def load_bright(domain: str, dataset="sample", queries="examples", long=False, r
     "Load one domain of original BRIGHT, optionally with reasoning-augmented queries or long documents."
     if queries not in BRIGHT_QUERY_CONFIGS and not str(queries).endswith("_reason"):
         raise BrightproError(f"unknown BRIGHT query config {queries!r}; choose from {', '.join(BRIGHT_QUERY_CONFIGS)}")
-    domain = parse_domains(domain, _available(dataset, "bright"))[0]
+    domain = parse_domains(domain, available_domains(dataset, "bright"))[0]
     if dataset == "hub":
         configs = ("examples", "long_documents" if long else "documents") + ((queries,) if queries != "examples" else ())
         source = hub_source("bright", revision, configs=configs, domains=[domain])

@@ -118,8 +118,8 @@ def retrieve(dataset="sample", domains="all", retriever: str | Retriever = "bm25
     except OSError as e: raise BrightproError(f"cannot create the cache folder {cache_dir}: {e.strerror or e}") from None
     label = retriever.name if isinstance(retriever, Retriever) else retriever
     slug = run_slug(label, benchmark, queries, long)
-    from brightpro.data import _available
-    names = parse_domains(domains, _available(dataset, benchmark))
+    from brightpro.data import available_domains
+    names = parse_domains(domains, available_domains(dataset, benchmark))
     results = []
     for name in progress(names, desc=f"retrieve {label}", unit="domain"):
         d = load_for_retrieval(name, dataset, benchmark, queries, long, revision)
