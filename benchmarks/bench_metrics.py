@@ -32,9 +32,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT/"tests"))  # the plain-Python harness restatement the tests use as their reference
 
 from brightpro.runs import Run, write_trec_run
 from brightpro.metrics import Judgements, score_judgements, evaluate_run
+from harness_reference import harness_alpha_ndcg
 
 SIZES = {"biology": 103, "earth_science": 115, "economics": 99, "psychology": 100, "robotics": 101,
          "stackoverflow": 115, "sustainable_living": 106}
@@ -119,33 +121,7 @@ def plain_alpha_ndcg(run, gold, doc_aspect, weights, alpha=0.5, from_scores=True
     if from_scores:
         ranked = {q: [d for d, _ in sorted(e.items(), key=lambda x: x[1], reverse=True)] for q, e in run.to_scores().items()}
     else: ranked = run.to_dict()
-    out = {}
-    for q, docs in ranked.items():
-        gold_set = set(gold[q])
-        for k in ks:
-            seen, dcg = {}, 0.0
-            for i, d in enumerate(docs[:k], start=1):
-                if d not in gold_set: continue
-                a = doc_aspect.get(d)
-                if a is None: continue
-                n = seen.get(a, 0)
-                dcg += norm[a] * (1 - alpha) ** n / math.log2(i + 1)
-                seen[a] = n + 1
-            remaining, placed = {}, {}
-            for d in gold[q]:
-                a = doc_aspect.get(d)
-                if a is not None: remaining[a] = remaining.get(a, 0) + 1; placed[a] = 0
-            idcg = 0.0
-            for i in range(1, k + 1):
-                best, best_gain = None, 0.0
-                for a, r in remaining.items():
-                    if r <= 0: continue
-                    g = norm[a] * (1 - alpha) ** placed[a] / math.log2(i + 1)
-                    if g > best_gain: best, best_gain = a, g
-                if best is None: break
-                idcg += best_gain; remaining[best] -= 1; placed[best] += 1
-            out[(q, k)] = dcg / idcg if idcg > 0 else None
-    return out
+    return {(q, k): harness_alpha_ndcg(docs, gold[q], doc_aspect, norm, alpha, k) for q, docs in ranked.items() for k in ks}
 
 
 def write_dataset(data, root: Path):
