@@ -9,12 +9,16 @@ RESULTS = HERE/"results"
 
 def synth_dataset(domains, root=None, scale=1.0, seed=0) -> Path:
     "A synthetic dataset in hub layout with the real sizes (real BRIGHT query texts when ../shared/data is present), made once."
-    from brightpro.synth import synth_domain
+    import subprocess, sys
     root = Path(root or RESULTS/f"synth-scale{scale:g}-seed{seed}")
     for d in domains:
         if not (root/"documents"/f"{d}.parquet").exists():
             print(f"generating synthetic {d} (scale {scale}) in {root} ...", flush=True)
-            synth_domain(d, root, scale=scale, seed=seed, topics_dir=HERE.parent.parent/"shared"/"data"/"bright-topics")
+            # In a child process: Linux keeps a process's peak RSS across fork and exec, so generating here would
+            # inflate the peak memory measured for every command this benchmark starts afterwards.
+            subprocess.run([sys.executable, "-m", "brightpro.cli", "data", "synth", "--domain", d, "--scale", str(scale),
+                            "--seed", str(seed), "--out", str(root), "--topics", str(HERE.parent.parent/"shared"/"data"/"bright-topics")],
+                           check=True, stdout=subprocess.DEVNULL)
     return root
 
 

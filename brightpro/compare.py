@@ -106,17 +106,18 @@ class Comparison:
             cells.setdefault(r.system, {})[r.metric] = s
         return pd.DataFrame.from_dict(cells, orient="index")[self.metrics].loc[self.systems]
 
-    def _note(self) -> str:
+    def _note(self, ci: bool = False) -> str:
         s = self.settings
+        intervals = f"; [intervals]: {int(s['confidence'] * 100)}% paired bootstrap" if ci else ""
         return (f"* / †: significantly above / below {self.baseline} ({s['test']} test, {s['n_resamples']} resamples, "
-                f"Holm-adjusted p < {s['alpha']}); intervals: {int(s['confidence'] * 100)}% bootstrap; seed {s['seed']}.")
+                f"Holm-adjusted p < {s['alpha']}){intervals}; seed {s['seed']}.")
 
     def to_markdown(self, ci: bool = False, digits: int = 4) -> str:
         w = self.wide(ci, digits)
         head = "| system | " + " | ".join(w.columns) + " |"
         rule = "|---|" + "---:|" * len(w.columns)
         rows = [f"| {name} | " + " | ".join(row) + " |" for name, row in zip(w.index, w.to_numpy().tolist())]
-        return "\n".join([head, rule, *rows, "", self._note()])
+        return "\n".join([head, rule, *rows, "", self._note(ci)])
 
     def to_latex(self, ci: bool = False, digits: int = 4) -> str:
         w = self.wide(ci, digits)
