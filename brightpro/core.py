@@ -7,10 +7,11 @@ Docs: https://brightpro.github.io/brightpro/core.html.md"""
 # %% ../nbs/00_core.ipynb #4dbce5c9
 from __future__ import annotations
 import os, sys
+from pathlib import Path
 from tqdm.auto import tqdm
 
 # %% auto #0
-__all__ = ['DOMAINS', 'parse_domains', 'BrightproError', 'progress']
+__all__ = ['DOMAINS', 'parse_domains', 'BrightproError', 'progress', 'cache_dir']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -36,3 +37,8 @@ def progress(iterable=None, **kwargs):
     flag = os.environ.get("BRIGHTPRO_PROGRESS")
     show = flag == "1" or (flag != "0" and sys.stderr.isatty())
     return tqdm(iterable, disable=not show, file=sys.stderr, dynamic_ncols=True, **kwargs)
+
+# %% ../nbs/00_core.ipynb #93f5b195
+def cache_dir() -> Path:
+    "Where derived data is cached: $BRIGHTPRO_CACHE, else ~/.cache/brightpro."
+    return Path(os.environ.get("BRIGHTPRO_CACHE") or Path.home()/".cache"/"brightpro")

@@ -17,13 +17,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .core import DOMAINS, BrightproError, parse_domains
+from .core import DOMAINS, BrightproError, cache_dir, parse_domains
 
 # %% auto #0
 __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 'ERROR_KINDS', 'WARNING_KINDS',
            'BRIGHT_QUERY_CONFIGS', 'DataError', 'read_rows', 'Source', 'hub_source', 'resolve_source', 'Problem',
-           'split_aspect_id', 'check_tables', 'Domain', 'cache_dir', 'read_documents', 'load_domain',
-           'available_domains', 'load_bright', 'load_domains', 'dataset_stats', 'validate_dataset', 'problem_summary']
+           'split_aspect_id', 'check_tables', 'Domain', 'read_documents', 'load_domain', 'available_domains',
+           'load_bright', 'load_domains', 'dataset_stats', 'validate_dataset', 'problem_summary']
 
 # %% ../nbs/00_data.ipynb #53940b4a
 BRIGHT_PRO_REPO, BRIGHT_REPO = "yale-nlp/Bright-Pro", "xlangai/BRIGHT"
@@ -325,9 +325,6 @@ class Domain:
         return out
 
 # %% ../nbs/00_data.ipynb #3efe861c
-def cache_dir() -> Path:
-    return Path(os.environ.get("BRIGHTPRO_CACHE") or Path.home()/".cache"/"brightpro")
-
 _DOC_SCHEMA = pa.schema([("id", pa.string()), ("content", pa.string())])
 
 def _documents_from_files(source, config, domain) -> pa.Table:

@@ -12,18 +12,14 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .core import BrightproError, parse_domains, progress
+from .core import BrightproError, parse_domains, progress, cache_dir as default_cache_dir
 from .retrievers import Retriever, corpus_hash, get_retriever, retriever_slug
 
 # %% auto #0
-__all__ = ['default_cache_dir', 'run_slug', 'hits_to_run', 'write_run_files', 'queries_hash', 'is_up_to_date', 'retrieve_domain',
-           'load_for_retrieval', 'retrieve', 'add_retrieve_command']
+__all__ = ['run_slug', 'hits_to_run', 'write_run_files', 'queries_hash', 'is_up_to_date', 'retrieve_domain', 'load_for_retrieval',
+           'retrieve', 'add_retrieve_command']
 
 # %% ../nbs/07_retrieve.ipynb #ef55f5a9
-def default_cache_dir() -> Path:
-    "Where indexes and embeddings are cached: $BRIGHTPRO_CACHE, else ~/.cache/brightpro."
-    return Path(os.environ.get("BRIGHTPRO_CACHE") or Path.home()/".cache"/"brightpro")
-
 def run_slug(retriever: str, benchmark: str = "brightpro", queries: str = "examples", long: bool = False) -> str:
     "The folder name of a run: the retriever, marked with the benchmark, query config and document set when not the defaults."
     slug = retriever_slug(retriever)
