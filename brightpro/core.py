@@ -1,4 +1,4 @@
-"""Names every module shares: the seven domains, the error that the command line turns into a clean message, and progress bars.
+"""Names every module shares: the seven domains, the error the command line turns into one clean line, progress bars, the cache folder, argument checks, atomic writes and one numpy idiom.
 
 Docs: https://brightpro.github.io/brightpro/core.html.md"""
 
@@ -6,12 +6,16 @@ Docs: https://brightpro.github.io/brightpro/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #4dbce5c9
 from __future__ import annotations
-import os, sys
+import os, sys, tempfile
+from contextlib import contextmanager
 from pathlib import Path
+
+import numpy as np
 from tqdm.auto import tqdm
 
 # %% auto #0
-__all__ = ['DOMAINS', 'parse_domains', 'BrightproError', 'progress', 'cache_dir']
+__all__ = ['DOMAINS', 'ASPECT_MAPS', 'parse_domains', 'BrightproError', 'progress', 'cache_dir', 'check_ks', 'check_alpha',
+           'check_aspect_map', 'atomic_write', 'ragged_arange']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -42,3 +46,48 @@ def progress(iterable=None, **kwargs):
 def cache_dir() -> Path:
     "Where derived data is cached: $BRIGHTPRO_CACHE, else ~/.cache/brightpro."
     return Path(os.environ.get("BRIGHTPRO_CACHE") or Path.home()/".cache"/"brightpro")
+
+# %% ../nbs/00_core.ipynb #58934675
+ASPECT_MAPS = ("harness", "per-query")
+
+def check_ks(k) -> list[int]:
+    "Cut-offs as a sorted list of distinct positive integers, from an int, a list or a comma string ('10,25')."
+    try:
+        items = k.split(",") if isinstance(k, str) else ([k] if isinstance(k, (int, np.integer)) else list(k))
+        ks = sorted({int(x) for x in items if str(x).strip()})
+    except (TypeError, ValueError): ks = []
+    if not ks or ks[0] < 1: raise BrightproError(f"k must be positive integers (e.g. 10,25), got {k!r}")
+    return ks
+
+# %% ../nbs/00_core.ipynb #576d5acd
+def check_alpha(alpha: float) -> float:
+    "alpha-nDCG's redundancy penalty, a number in [0, 1]."
+    if not isinstance(alpha, (int, float, np.floating)) or not 0 <= alpha <= 1:
+        raise BrightproError(f"alpha must be in [0, 1], got {alpha!r}")
+    return float(alpha)
+
+def check_aspect_map(mode: str) -> str:
+    "'harness' (the authors' one map per domain) or 'per-query' (the definition)."
+    if mode not in ASPECT_MAPS: raise BrightproError(f"unknown aspect map {mode!r}; choose {' or '.join(ASPECT_MAPS)}")
+    return mode
+
+# %% ../nbs/00_core.ipynb #b4b82665
+@contextmanager
+def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
+    "Open a temporary file beside `path` for writing; on success it replaces `path`, on error it is removed."
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as f: yield f
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+# %% ../nbs/00_core.ipynb #05514044
+def ragged_arange(lengths) -> np.ndarray:
+    "Positions 0..n-1 within each group, for groups of the given `lengths`, concatenated."
+    lengths = np.asarray(lengths, np.int64)
+    starts = np.cumsum(lengths) - lengths
+    return np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(starts, lengths)

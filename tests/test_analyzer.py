@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from brightpro.retrievers import LuceneEnglishAnalyzer, lucene_stem_words, porter_stem, standard_tokens
+from brightpro.lucene import LuceneEnglishAnalyzer, lucene_stem_words, porter_stem, standard_tokens
 from test_retrievers_bm25 import real_texts, synthetic_texts
 
 
