@@ -74,7 +74,7 @@ def main():
     if not (data/"documents"/f"{a.domain}.parquet").exists():
         from brightpro.synth import synth_domain
         print(f"generating {a.domain} at scale {a.scale} into {data} ...", file=sys.stderr)
-        synth_domain(a.domain, data, a.scale, seed=0)
+        synth_domain(a.domain, data, a.scale, seed=0, topics_dir=ROOT.parent/"shared"/"data"/"bright-topics")
     cache = tempfile.mkdtemp(prefix="bench-load-bp-")
     os.environ["BRIGHTPRO_CACHE"] = cache
     base = run(BASELINE)

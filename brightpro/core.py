@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm   # tqdm.auto would want ipywidgets in a notebook
 
 # %% auto #0
 __all__ = ['DOMAINS', 'ASPECT_MAPS', 'parse_domains', 'BrightproError', 'progress', 'cache_dir', 'check_ks', 'check_alpha',
@@ -72,12 +72,15 @@ def check_aspect_map(mode: str) -> str:
     return mode
 
 # %% ../nbs/00_core.ipynb #b4b82665
+_UMASK = os.umask(0o022); os.umask(_UMASK)   # read once: os.umask can only be read by setting it
+
 @contextmanager
 def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
     "Open a temporary file beside `path` for writing; on success it replaces `path`, on error it is removed."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.chmod(tmp, 0o666 & ~_UMASK)   # the mode a plain open() would give, not mkstemp's 0600
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as f: yield f
         os.replace(tmp, path)

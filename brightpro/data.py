@@ -6,24 +6,25 @@ Docs: https://brightpro.github.io/brightpro/data.html.md"""
 
 # %% ../nbs/01_data.ipynb #a6933240
 from __future__ import annotations
-import gzip, json, os, re, sys
+import functools, gzip, hashlib, json, os, re, sys
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, cache_dir, parse_domains
+from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, parse_domains
 
 # %% auto #0
 __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 'ERROR_KINDS', 'WARNING_KINDS',
-           'BRIGHT_QUERY_CONFIGS', 'DataError', 'read_rows', 'Source', 'hub_source', 'resolve_source', 'Problem',
-           'split_aspect_id', 'check_tables', 'Domain', 'read_documents', 'load_domain', 'available_domains',
-           'load_bright', 'load_domains', 'dataset_stats', 'validate_dataset', 'problem_summary']
+           'BRIGHT_QUERY_CONFIGS', 'DataError', 'read_rows', 'Source', 'hub_source', 'resolve_source', 'read_documents',
+           'Problem', 'split_aspect_id', 'check_tables', 'Domain', 'available_domains', 'load_domain', 'load_bright',
+           'load_domains', 'dataset_stats', 'DatasetStats', 'describe_dataset', 'validate_dataset', 'problem_summary',
+           'ValidationReport', 'validation_report']
 
 # %% ../nbs/01_data.ipynb #53940b4a
 BRIGHT_PRO_REPO, BRIGHT_REPO = "yale-nlp/Bright-Pro", "xlangai/BRIGHT"
@@ -63,48 +64,58 @@ class Source:
     revision: str | None = None  # hub revision asked for
     commit: str | None = None    # hub commit it resolved to
 
-    def file(self, config: str, domain: str, required=True) -> Path | None:
-        "The file holding `config` rows of `domain`."
-        folder = self.root/config
-        for suffix in _SUFFIXES:
-            if (folder/f"{domain}{suffix}").exists(): return folder/f"{domain}{suffix}"
-        shards = sorted(folder.glob(f"{domain}-*.parquet"))
-        if shards: return shards[0] if len(shards) == 1 else shards
-        if required: raise DataError(f"{self.dataset}: no {config} file for domain {domain} under {folder}")
-        return None
+# %% ../nbs/01_data.ipynb #5ccf7085
+@patch
+def files(self: Source, config: str, domain: str, required=True) -> list[Path]:
+    "The files holding `config` rows of `domain`: one file, or the shards in order; [] when absent and not `required`."
+    folder = self.root/config
+    for suffix in _SUFFIXES:
+        if (folder/f"{domain}{suffix}").exists(): return [folder/f"{domain}{suffix}"]
+    shards = sorted(folder.glob(f"{domain}-*.parquet"))
+    if shards or not required: return shards
+    raise DataError(f"{self.dataset}: no {config} file for domain {domain} under {folder}")
 
-    def table(self, config, domain, columns=None, required=True) -> pa.Table | None:
-        f = self.file(config, domain, required)
-        if f is None: return None
-        if isinstance(f, list): return pa.concat_tables([read_rows(x, columns) for x in f])
-        return read_rows(f, columns)
+# %% ../nbs/01_data.ipynb #2640b8ba
+@patch
+def table(self: Source, config: str, domain: str, columns=None, required=True) -> pa.Table | None:
+    "The `config` rows of `domain` as one Arrow table (shards concatenated); None when absent and not `required`."
+    files = self.files(config, domain, required)
+    if not files: return None
+    if len(files) == 1: return read_rows(files[0], columns)
+    return pa.concat_tables([read_rows(f, columns) for f in files])
 
-    def num_rows(self, config, domain) -> int:
-        "Row count without reading the rows, where the format allows."
-        f = self.file(config, domain)
-        files = f if isinstance(f, list) else [f]
-        if all(x.suffix == ".parquet" for x in files): return sum(pq.ParquetFile(x).metadata.num_rows for x in files)
-        return sum(read_rows(x).num_rows for x in files)
+# %% ../nbs/01_data.ipynb #d9ac5b1a
+@patch
+def num_rows(self: Source, config: str, domain: str) -> int:
+    "Row count without reading the rows, where the format allows."
+    files = self.files(config, domain)
+    if all(f.suffix == ".parquet" for f in files): return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    return sum(read_rows(f).num_rows for f in files)
 
-    def domains(self) -> list[str]:
-        "Domains present in this source (those with an examples file), in table order."
-        found = {re.sub(r"(-\d+-of-\d+)?(\.\w+)+$", "", p.name) for p in (self.root/"examples").glob("*")}
-        known = [d for d in DOMAINS if d in found]
-        return known + sorted(found - set(DOMAINS))
+# %% ../nbs/01_data.ipynb #30374bc2
+@patch
+def domains(self: Source) -> list[str]:
+    "Domains present in this source (those with an examples file), in table order."
+    found = {re.sub(r"(-\d+-of-\d+)?(\.\w+)+$", "", p.name) for p in (self.root/"examples").glob("*")}
+    known = [d for d in DOMAINS if d in found]
+    return known + sorted(found - set(DOMAINS))
 
-    @property
-    def provenance(self) -> dict:
-        return dict(dataset=self.dataset, benchmark=self.benchmark, path=str(self.root), revision=self.revision, commit=self.commit)
+# %% ../nbs/01_data.ipynb #218fc149
+@patch(as_prop=True)
+def provenance(self: Source) -> dict:
+    "Where the tables came from, as results record it."
+    return dict(dataset=self.dataset, benchmark=self.benchmark, path=str(self.root), revision=self.revision, commit=self.commit)
 
-# %% ../nbs/01_data.ipynb #2081c1a4
+# %% ../nbs/01_data.ipynb #cd54c866
 def _offline_message(repo, why):
     return (f"cannot reach the Hugging Face hub for {repo} ({why}); download a snapshot where the hub is reachable "
             f"(hf download {repo} --repo-type dataset --local-dir DIR) and pass --dataset DIR, "
             f"or use --dataset sample")
 
+# %% ../nbs/01_data.ipynb #2081c1a4
 def hub_source(benchmark="brightpro", revision=None, configs=("examples", "aspects", "documents"), domains=DOMAINS) -> Source:
     "Fetch (or find in the local cache) the hub files for `configs` x `domains` and return a `Source` on them."
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import snapshot_download  # deferred: a second to import, needed only for the hub
     from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
     repo = BRIGHT_PRO_REPO if benchmark == "brightpro" else BRIGHT_REPO
     patterns = [f"{c}/{d}{s}" for c in configs for d in domains for s in (".parquet", "-*.parquet")]
@@ -125,20 +136,51 @@ def hub_source(benchmark="brightpro", revision=None, configs=("examples", "aspec
     return Source(Path(path), "hub", benchmark, revision or "main", commit)
 
 # %% ../nbs/01_data.ipynb #16bf532b
-def resolve_source(dataset="sample", benchmark="brightpro", revision=None, **hub_kwargs) -> Source:
-    "A `Source` for `dataset`: 'sample', 'hub' or a local path."
+def resolve_source(dataset="sample", benchmark="brightpro", revision=None, configs=("examples", "aspects", "documents"),
+                   domains="all") -> Source:
+    "A `Source` for `dataset`: 'sample', 'hub' (fetching `configs` x `domains` at `revision`) or a local path."
     if benchmark not in ("brightpro", "bright"): raise BrightproError(f"unknown benchmark {benchmark!r}; use brightpro or bright")
     if isinstance(dataset, Source): return dataset
     dataset = str(dataset)
     if dataset == "sample":
         return Source(SAMPLE_ROOT/("bright_pro" if benchmark == "brightpro" else "bright"), "sample", benchmark)
-    if dataset == "hub": return hub_source(benchmark, revision, **hub_kwargs)
+    if dataset == "hub": return hub_source(benchmark, revision, configs, parse_domains(domains))
     root = Path(dataset).expanduser()
     if not root.exists(): raise DataError(f"{dataset}: no such dataset ('sample', 'hub' or a folder)")
     if not (root/"examples").is_dir():
         raise DataError(f"{dataset}: not a Bright-Pro/BRIGHT copy: expected a folder examples/ with one file per domain "
                         f"(hub snapshot {{config}}/{{domain}}.parquet or JSON mirror {{config}}/{{domain}}.json)")
     return Source(root.resolve(), dataset, benchmark)
+
+# %% ../nbs/01_data.ipynb #3efe861c
+_DOC_SCHEMA = pa.schema([("id", pa.string()), ("content", pa.string())])
+
+def _documents_from_files(source, config, domain) -> pa.Table:
+    "The (id, content) table read from the source files, duplicate ids refused."
+    table = source.table(config, domain, columns=["id", "content"])
+    for f in ("id", "content"):
+        if f not in table.column_names: raise DataError(f"{source.dataset}: {config} of {domain} have no field {f}")
+    table = table.select(["id", "content"]).cast(_DOC_SCHEMA)
+    if pa.compute.count_distinct(table["id"]).as_py() != table.num_rows:
+        counts = pa.compute.value_counts(table["id"])
+        dup = [c["values"] for c in counts.to_pylist() if c["counts"] > 1]
+        raise DataError(f"{source.dataset}: {domain} {config}: duplicate ids {', '.join(map(str, dup[:5]))}")
+    return table
+
+# %% ../nbs/01_data.ipynb #578d10b4
+def read_documents(source: Source, config: str, domain: str) -> pa.Table:
+    "A domain's documents as one Arrow table, through the memory-mapped cache."
+    files = source.files(config, domain)
+    key = hashlib.blake2b("|".join(f"{p.resolve()}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files).encode(), digest_size=10).hexdigest()
+    cached = cache_dir()/"documents"/f"{domain}-{config}-{key}.arrow"
+    if cached.exists():
+        try: return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
+        except (pa.ArrowException, OSError): cached.unlink(missing_ok=True)  # a damaged entry is rebuilt, never used
+    table = _documents_from_files(source, config, domain)
+    try:
+        with atomic_write(cached, "wb") as f, pa.ipc.new_file(f, _DOC_SCHEMA) as writer: writer.write_table(table)
+        return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
+    except OSError: return table
 
 # %% ../nbs/01_data.ipynb #b37deecb
 @dataclass(frozen=True)
@@ -152,6 +194,7 @@ class Problem:
     message: str
     def __str__(self): return f"{self.level}: {self.domain} {self.id} [{self.field}] {self.kind}: {self.message}"
 
+# %% ../nbs/01_data.ipynb #af43b046
 ERROR_KINDS = {
     "missing_field": "a required field is absent or null",
     "aspect_id_format": "an aspect id not of the form {domain}-{qid}-a{k} or {domain}-{qid}-aspect-{k}",
@@ -184,11 +227,22 @@ def split_aspect_id(aspect_id: str, domain: str) -> tuple[str, int] | None:
 _REQUIRED = {"examples": ("id", "query", "gold_ids"), "aspects": ("id", "content", "weight", "supporting_docs"),
              "documents": ("id", "content")}
 
-def _list(v):
+def _list(v) -> list[str]:
+    "A list field as a list of strings (None is empty, a scalar a list of one)."
     if v is None: return []
     return [str(x) for x in v] if isinstance(v, (list, tuple, np.ndarray)) else [str(v)]
 
+def _check_columns(domain, tables: dict, problems):
+    "A required column absent from a table."
+    for config, table in tables.items():
+        if table is None: continue
+        for f in _REQUIRED[config]:
+            if f not in table.column_names:
+                problems.append(Problem("error", "missing_field", domain, "*", f"{config}.{f}", f"{config} has no column {f}"))
+
+# %% ../nbs/01_data.ipynb #6fb7a8b4
 def _missing(rows: list[dict], config, domain, required, problems, id_field="id"):
+    "A row whose required field is null."
     for i, r in enumerate(rows):
         for f in required:
             if r.get(f) is None:
@@ -196,184 +250,114 @@ def _missing(rows: list[dict], config, domain, required, problems, id_field="id"
                 problems.append(Problem("error", "missing_field", domain, rid, f"{config}.{f}", f"{config} row {i + 1} has no {f}"))
 
 def _duplicates(ids, config, domain, problems):
+    "An id used more than once."
     for i, n in Counter(ids).items():
         if n > 1 and i != "None": problems.append(Problem("error", "duplicate_id", domain, i, f"{config}.id", f"{config} id used {n} times"))
 
-def check_tables(domain: str, examples: pa.Table, aspects: pa.Table | None, documents: pa.Table | None = None,
-                 benchmark="brightpro") -> list[Problem]:
-    "Every error and warning found in one domain's tables."
-    problems: list[Problem] = []
-    add = problems.append
-    for config, table in (("examples", examples), ("aspects", aspects), ("documents", documents)):
-        if table is None: continue
-        absent = [f for f in _REQUIRED[config] if f not in table.column_names]
-        for f in absent: add(Problem("error", "missing_field", domain, "*", f"{config}.{f}", f"{config} has no column {f}"))
+# %% ../nbs/01_data.ipynb #34eba971
+def _check_examples(domain, examples: pa.Table, problems) -> tuple[list[str], dict[str, set[str]]]:
+    "Query rows without a required field, duplicate ids, empty queries; returns (query ids, {qid: gold ids})."
     ex = examples.to_pylist()
     _missing(ex, "examples", domain, [f for f in _REQUIRED["examples"] if f in examples.column_names], problems)
     qids = [str(r.get("id")) for r in ex]
     _duplicates(qids, "examples", domain, problems)
     for r, qid in zip(ex, qids):
         if isinstance(r.get("query"), str) and not r["query"].strip():
-            add(Problem("error", "empty_query", domain, qid, "examples.query", "query text is empty"))
-    gold = {qid: set(_list(r.get("gold_ids"))) for r, qid in zip(ex, qids)}
-    supporting: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))  # qid -> doc -> aspects
+            problems.append(Problem("error", "empty_query", domain, qid, "examples.query", "query text is empty"))
+    return qids, {qid: set(_list(r.get("gold_ids"))) for r, qid in zip(ex, qids)}
+
+# %% ../nbs/01_data.ipynb #45646cea
+def _check_aspect_rows(domain, aspects: pa.Table, gold: dict, problems) -> tuple[dict, dict]:
+    "Aspect rows: required fields, ids, weights, named query; returns ({qid: {doc: [aspect ids]}}, {doc: {qids}})."
+    asp = aspects.to_pylist()
+    _missing(asp, "aspects", domain, [f for f in _REQUIRED["aspects"] if f in aspects.column_names], problems)
+    _duplicates([str(r.get("id")) for r in asp], "aspects", domain, problems)
+    supporting: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     doc_queries: dict[str, set] = defaultdict(set)
+    for r in asp:
+        aid, w = str(r.get("id")), r.get("weight")
+        parsed = split_aspect_id(aid, domain)
+        if parsed is None:
+            problems.append(Problem("error", "aspect_id_format", domain, aid, "aspects.id",
+                                    f"expected {domain}-<qid>-a<k> or {domain}-<qid>-aspect-<k>"))
+            continue
+        if w is not None and (isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w not in (1, 2, 3)):
+            problems.append(Problem("error", "bad_weight", domain, aid, "aspects.weight", f"weight {w!r} is not 1, 2 or 3"))
+        qid = parsed[0]
+        if qid not in gold:
+            problems.append(Problem("warning", "aspect_without_query", domain, aid, "aspects.id", f"no query {qid} in examples"))
+            continue
+        for d in _list(r.get("supporting_docs")):
+            supporting[qid][d].append(aid)
+            doc_queries[d].add(qid)
+    return supporting, doc_queries
+
+# %% ../nbs/01_data.ipynb #ecb57a17
+def _check_coverage(domain, qids: list[str], gold: dict, supporting: dict, problems):
+    "Per query: no aspects, a gold doc under no aspect or two, a supporting doc that is not gold."
+    for qid in qids:
+        if qid not in supporting:
+            problems.append(Problem("warning", "query_without_aspects", domain, qid, "aspects", "no aspect names this query"))
+            continue
+        for d in sorted(gold[qid] - set(supporting[qid])):
+            problems.append(Problem("warning", "gold_without_aspect", domain, qid, "examples.gold_ids", f"gold doc {d} is under no aspect"))
+        for d, aids in supporting[qid].items():
+            if len(aids) > 1:
+                problems.append(Problem("warning", "gold_in_two_aspects", domain, qid, "aspects.supporting_docs", f"{d} is under {', '.join(aids)}"))
+            if d not in gold[qid]:
+                problems.append(Problem("warning", "supporting_not_gold", domain, aids[0], "aspects.supporting_docs",
+                                        f"{d} is not in gold_ids of query {qid}"))
+
+def _check_shared_docs(domain, doc_queries: dict, problems):
+    "A document listed under aspects of two queries."
+    for d, qs in doc_queries.items():
+        if len(qs) > 1:
+            problems.append(Problem("warning", "doc_in_two_queries", domain, d, "aspects.supporting_docs",
+                                    f"listed under aspects of queries {', '.join(sorted(qs, key=lambda q: (len(q), q)))}"))
+
+# %% ../nbs/01_data.ipynb #b5f7f263
+def _check_documents(domain, documents: pa.Table, qids: list[str], gold: dict, supporting: dict, problems):
+    "Duplicate document ids, empty documents, and gold or supporting docs not in the corpus."
+    ids = documents.column("id").to_numpy(zero_copy_only=False).astype(str)
+    _duplicates(ids.tolist(), "documents", domain, problems)
+    if "content" in documents.column_names:
+        content = documents.column("content")
+        empty = pa.compute.or_(pa.compute.is_null(content), pa.compute.equal(pa.compute.utf8_trim_whitespace(content.fill_null("")), ""))
+        for i in np.flatnonzero(empty.to_numpy(zero_copy_only=False)):
+            problems.append(Problem("warning", "empty_document", domain, ids[i], "documents.content", "document text is empty"))
+    corpus = set(ids.tolist())
+    for qid in qids:
+        for d in sorted((gold[qid] | set(supporting.get(qid, {}))) - corpus):
+            problems.append(Problem("warning", "missing_from_corpus", domain, qid, "documents", f"{d} is not in the documents"))
+
+# %% ../nbs/01_data.ipynb #34578d82
+def check_tables(domain: str, examples: pa.Table, aspects: pa.Table | None, documents: pa.Table | None = None,
+                 benchmark="brightpro") -> list[Problem]:
+    "Every error and warning found in one domain's tables."
+    problems: list[Problem] = []
+    _check_columns(domain, dict(examples=examples, aspects=aspects, documents=documents), problems)
+    qids, gold = _check_examples(domain, examples, problems)
+    supporting = {}
     if benchmark == "brightpro" and aspects is not None:
-        asp = aspects.to_pylist()
-        _missing(asp, "aspects", domain, [f for f in _REQUIRED["aspects"] if f in aspects.column_names], problems)
-        _duplicates([str(r.get("id")) for r in asp], "aspects", domain, problems)
-        for r in asp:
-            aid, w = str(r.get("id")), r.get("weight")
-            parsed = split_aspect_id(aid, domain)
-            if parsed is None:
-                add(Problem("error", "aspect_id_format", domain, aid, "aspects.id",
-                            f"expected {domain}-<qid>-a<k> or {domain}-<qid>-aspect-<k>"))
-                continue
-            if w is not None and (isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w not in (1, 2, 3)):
-                add(Problem("error", "bad_weight", domain, aid, "aspects.weight", f"weight {w!r} is not 1, 2 or 3"))
-            qid = parsed[0]
-            if qid not in gold:
-                add(Problem("warning", "aspect_without_query", domain, aid, "aspects.id", f"no query {qid} in examples"))
-                continue
-            for d in _list(r.get("supporting_docs")):
-                supporting[qid][d].append(aid)
-                doc_queries[d].add(qid)
-        for qid in qids:
-            if qid not in supporting:
-                add(Problem("warning", "query_without_aspects", domain, qid, "aspects", "no aspect names this query"))
-                continue
-            for d in sorted(gold[qid] - set(supporting[qid])):
-                add(Problem("warning", "gold_without_aspect", domain, qid, "examples.gold_ids", f"gold doc {d} is under no aspect"))
-            for d, aids in supporting[qid].items():
-                if len(aids) > 1:
-                    add(Problem("warning", "gold_in_two_aspects", domain, qid, "aspects.supporting_docs", f"{d} is under {', '.join(aids)}"))
-                if d not in gold[qid]:
-                    add(Problem("warning", "supporting_not_gold", domain, aids[0], "aspects.supporting_docs", f"{d} is not in gold_ids of query {qid}"))
-        for d, qs in doc_queries.items():
-            if len(qs) > 1:
-                add(Problem("warning", "doc_in_two_queries", domain, d, "aspects.supporting_docs",
-                            f"listed under aspects of queries {', '.join(sorted(qs, key=lambda q: (len(q), q)))}"))
+        supporting, doc_queries = _check_aspect_rows(domain, aspects, gold, problems)
+        _check_coverage(domain, qids, gold, supporting, problems)
+        _check_shared_docs(domain, doc_queries, problems)
     if documents is not None and "id" in documents.column_names:
-        ids = documents.column("id").to_numpy(zero_copy_only=False).astype(str)
-        _duplicates(ids.tolist(), "documents", domain, problems)
-        if "content" in documents.column_names:
-            content = documents.column("content")
-            empty = pa.compute.or_(pa.compute.is_null(content), pa.compute.equal(pa.compute.utf8_trim_whitespace(content.fill_null("")), ""))
-            for i in np.flatnonzero(empty.to_numpy(zero_copy_only=False)):
-                add(Problem("warning", "empty_document", domain, ids[i], "documents.content", "document text is empty"))
-        corpus = set(ids.tolist())
-        for qid in qids:
-            for d in sorted((gold[qid] | set(supporting.get(qid, {}))) - corpus):
-                add(Problem("warning", "missing_from_corpus", domain, qid, "documents", f"{d} is not in the documents"))
+        _check_documents(domain, documents, qids, gold, supporting, problems)
     return problems
 
-# %% ../nbs/01_data.ipynb #1d5c378c
-@dataclass(eq=False)
-class Domain:
-    "One domain of Bright-Pro or BRIGHT: queries, gold ids, aspects and (lazily) documents."
-    name: str
-    queries: pd.DataFrame
-    aspects: pd.DataFrame
-    source: Source
-    documents_config: str = "documents"
-
-    def __repr__(self):
-        return (f"Domain({self.name!r}, benchmark={self.benchmark!r}, dataset={self.source.dataset!r}, "
-                f"queries={len(self.queries)}, aspects={len(self.aspects)})")
-
-    @property
-    def benchmark(self) -> str: return self.source.benchmark
-    @property
-    def provenance(self) -> dict: return {**self.source.provenance, "domain": self.name, "documents": self.documents_config}
-    @cached_property
-    def qids(self) -> list[str]: return self.queries["id"].tolist()
-    @cached_property
-    def query_text(self) -> dict[str, str]: return dict(zip(self.queries["id"], self.queries["query"]))
-    @cached_property
-    def gold(self) -> dict[str, list[str]]:
-        col = "gold_ids_long" if self.documents_config == "long_documents" else "gold_ids"
-        return dict(zip(self.queries["id"], self.queries[col]))
-    @cached_property
-    def excluded(self) -> dict[str, set[str]]:
-        if "excluded_ids" not in self.queries: return {q: set() for q in self.qids}
-        return {q: set(x) - {"N/A"} for q, x in zip(self.queries["id"], self.queries["excluded_ids"])}
-    @cached_property
-    def aspect_weights(self) -> dict[str, dict[str, float]]:
-        out = {q: {} for q in self.qids}
-        for q, a, w in zip(self.aspects["qid"], self.aspects["id"], self.aspects["norm_weight"]): out.setdefault(q, {})[a] = w
-        return out
-
-    @cached_property
-    def documents(self) -> pa.Table:
-        "All documents as one Arrow table (id, content), memory-mapped from the local cache after the first read."
-        return read_documents(self.source, self.documents_config, self.name)
-    @property
-    def doc_ids(self) -> list[str]: return self.documents.column("id").to_pylist()
-
-    def doc_aspects(self, mode="harness") -> dict:
-        """The doc -> aspect map the aspect metrics use.
-
-        'harness': the authors' ONE `{docid: aspect_id}` map for the whole domain, built in file order, so a document
-        listed under aspects of two queries keeps the aspect listed last, for every query (even one whose own aspect it
-        then loses). 'per-query': the definition, `{qid: {docid: aspect_id}}` over each query's own aspects."""
-        if mode not in ("harness", "per-query"): raise BrightproError(f"unknown aspect map {mode!r}; use harness or per-query")
-        if mode == "harness":
-            return {d: a for a, docs in zip(self.aspects["id"], self.aspects["supporting_docs"]) for d in docs}
-        out = {q: {} for q in self.qids}
-        for q, a, docs in zip(self.aspects["qid"], self.aspects["id"], self.aspects["supporting_docs"]):
-            for d in docs: out.setdefault(q, {})[d] = a  # within a query the same file-order rule
-        return out
-
-# %% ../nbs/01_data.ipynb #3efe861c
-_DOC_SCHEMA = pa.schema([("id", pa.string()), ("content", pa.string())])
-
-def _documents_from_files(source, config, domain) -> pa.Table:
-    table = source.table(config, domain, columns=["id", "content"])
-    for f in ("id", "content"):
-        if f not in table.column_names: raise DataError(f"{source.dataset}: {config} of {domain} have no field {f}")
-    table = table.select(["id", "content"]).cast(_DOC_SCHEMA)
-    if pa.compute.count_distinct(table["id"]).as_py() != table.num_rows:
-        counts = pa.compute.value_counts(table["id"])
-        dup = [c["values"] for c in counts.to_pylist() if c["counts"] > 1]
-        raise DataError(f"{source.dataset}: {domain} {config}: duplicate ids {', '.join(map(str, dup[:5]))}")
-    return table
-
-def read_documents(source: Source, config: str, domain: str) -> pa.Table:
-    "A domain's documents as one Arrow table, through the memory-mapped cache."
-    import hashlib
-    f = source.file(config, domain)
-    files = f if isinstance(f, list) else [f]
-    key = hashlib.blake2b("|".join(f"{p.resolve()}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files).encode(), digest_size=10).hexdigest()
-    cached = cache_dir()/"documents"/f"{domain}-{config}-{key}.arrow"
-    if cached.exists():
-        try: return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
-        except (pa.ArrowException, OSError): cached.unlink(missing_ok=True)  # a damaged entry is rebuilt, never used
-    table = _documents_from_files(source, config, domain)
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, _DOC_SCHEMA) as writer: writer.write_table(table)
-        os.replace(tmp, cached)
-        return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
-    except OSError: return table
-
-# %% ../nbs/01_data.ipynb #d5b3b82f
-def _refuse(problems, source, domain):
-    errors = [p for p in problems if p.level == "error"]
-    if not errors: return
-    kinds = Counter(p.kind for p in errors)
-    shown = "; ".join(f"{p.id} [{p.field}] {p.kind}" for p in errors[:5])
-    raise DataError(f"{source.dataset}: {domain} has {len(errors)} error(s) ({', '.join(f'{k}: {n}' for k, n in kinds.items())}): "
-                    f"{shown}{' ...' if len(errors) > 5 else ''}; run `brightpro data validate --dataset {source.dataset} --domain {domain}`")
-
+# %% ../nbs/01_data.ipynb #b6a99157
 def _queries_frame(examples: pa.Table) -> pd.DataFrame:
+    "The examples as a DataFrame: string ids, list fields as lists of strings."
     df = examples.to_pandas()
     df["id"] = df["id"].astype(str)
     for col in ("gold_ids", "gold_ids_long", "excluded_ids"):
         if col in df: df[col] = df[col].map(_list)
     return df.reset_index(drop=True)
 
+# %% ../nbs/01_data.ipynb #1ebe3581
 def _aspects_frame(aspects: pa.Table | None, domain: str) -> pd.DataFrame:
+    "The aspects as a DataFrame with their query id, number `k` and per-query normalised weight."
     cols = ["id", "qid", "k", "content", "weight", "norm_weight", "supporting_docs"]
     if aspects is None or aspects.num_rows == 0: return pd.DataFrame({c: [] for c in cols})
     df = aspects.to_pandas()
@@ -385,56 +369,171 @@ def _aspects_frame(aspects: pa.Table | None, domain: str) -> pd.DataFrame:
     df["supporting_docs"] = df["supporting_docs"].map(_list)
     return df[cols + [c for c in df.columns if c not in cols]].reset_index(drop=True)
 
-def load_domain(domain: str, dataset="sample", revision=None, benchmark="brightpro") -> Domain:
-    "Load one domain of Bright-Pro (queries, gold ids, aspects; documents on first use)."
-    domain = parse_domains(domain, available_domains(dataset, benchmark))[0]
-    source = resolve_source(dataset, benchmark, revision, domains=[domain]) if dataset == "hub" else resolve_source(dataset, benchmark)
-    examples = source.table("examples", domain)
-    aspects = source.table("aspects", domain) if benchmark == "brightpro" else None
-    _refuse(check_tables(domain, examples, aspects, benchmark=benchmark), source, domain)
-    return Domain(domain, _queries_frame(examples), _aspects_frame(aspects, domain), source)
+# %% ../nbs/01_data.ipynb #1d5c378c
+@dataclass(eq=False, repr=False)
+class Domain:
+    "One domain of Bright-Pro or BRIGHT: queries, gold ids, aspects and (lazily) documents."
+    name: str
+    queries: pd.DataFrame
+    aspects: pd.DataFrame
+    source: Source
+    documents_config: str = "documents"  # 'documents', or BRIGHT's 'long_documents'
 
+# %% ../nbs/01_data.ipynb #0f515eda
+def _kept(f):
+    "Compute `f(self)` on first use and keep it on the object (for `@patch(as_prop=True)`: a cached property)."
+    key = f"_kept_{f.__name__}"
+    @functools.wraps(f)
+    def get(self):
+        if key not in self.__dict__: self.__dict__[key] = f(self)
+        return self.__dict__[key]
+    return get
+
+# %% ../nbs/01_data.ipynb #d7a90b14
+@patch(as_prop=True)
+def benchmark(self: Domain) -> str:
+    "'brightpro' or 'bright'."
+    return self.source.benchmark
+
+@patch
+def __repr__(self: Domain):
+    return (f"Domain({self.name!r}, benchmark={self.benchmark!r}, dataset={self.source.dataset!r}, "
+            f"queries={len(self.queries)}, aspects={len(self.aspects)})")
+
+# %% ../nbs/01_data.ipynb #892b1674
+@patch(as_prop=True)
+def provenance(self: Domain) -> dict:  # noqa: F811 (Source.provenance is another class's)
+    "The source's provenance plus the domain and its documents config."
+    return {**self.source.provenance, "domain": self.name, "documents": self.documents_config}
+
+# %% ../nbs/01_data.ipynb #0b40977b
+@patch(as_prop=True)
+@_kept
+def qids(self: Domain) -> list[str]:
+    "Query ids, in file order."
+    return self.queries["id"].tolist()
+
+@patch(as_prop=True)
+@_kept
+def query_text(self: Domain) -> dict[str, str]:
+    "{qid: query text}."
+    return dict(zip(self.queries["id"], self.queries["query"]))
+
+# %% ../nbs/01_data.ipynb #b8a4d5ac
+@patch(as_prop=True)
+@_kept
+def gold(self: Domain) -> dict[str, list[str]]:
+    "{qid: gold doc ids} (BRIGHT's `gold_ids_long` with long documents)."
+    col = "gold_ids_long" if self.documents_config == "long_documents" else "gold_ids"
+    return dict(zip(self.queries["id"], self.queries[col]))
+
+@patch(as_prop=True)
+@_kept
+def excluded(self: Domain) -> dict[str, set[str]]:
+    "{qid: doc ids the query excludes} (BRIGHT's `excluded_ids`, where `['N/A']` means none; empty for Bright-Pro)."
+    if "excluded_ids" not in self.queries: return {q: set() for q in self.qids}
+    return {q: set(x) - {"N/A"} for q, x in zip(self.queries["id"], self.queries["excluded_ids"])}
+
+# %% ../nbs/01_data.ipynb #ed8d5f4a
+@patch(as_prop=True)
+@_kept
+def aspect_weights(self: Domain) -> dict[str, dict[str, float]]:
+    "{qid: {aspect id: normalised weight}}; a query's weights sum to 1."
+    out = {q: {} for q in self.qids}
+    for q, a, w in zip(self.aspects["qid"], self.aspects["id"], self.aspects["norm_weight"]): out.setdefault(q, {})[a] = w
+    return out
+
+# %% ../nbs/01_data.ipynb #77e1d504
+@patch(as_prop=True)
+@_kept
+def documents(self: Domain) -> pa.Table:
+    "All documents as one Arrow table (id, content), memory-mapped from the local cache after the first read."
+    return read_documents(self.source, self.documents_config, self.name)
+
+@patch(as_prop=True)
+def doc_ids(self: Domain) -> list[str]:
+    "Document ids, in corpus order."
+    return self.documents.column("id").to_pylist()
+
+# %% ../nbs/01_data.ipynb #c314a7c4
+@patch
+def doc_aspects(self: Domain, mode="harness") -> dict:
+    """The doc -> aspect map the aspect metrics use.
+
+    'harness': the authors' ONE `{docid: aspect_id}` map for the whole domain, built in file order, so a document
+    listed under aspects of two queries keeps the aspect listed last, for every query (even one whose own aspect it
+    then loses). 'per-query': the definition, `{qid: {docid: aspect_id}}` over each query's own aspects."""
+    if check_aspect_map(mode) == "harness":
+        return {d: a for a, docs in zip(self.aspects["id"], self.aspects["supporting_docs"]) for d in docs}
+    out = {q: {} for q in self.qids}
+    for q, a, docs in zip(self.aspects["qid"], self.aspects["id"], self.aspects["supporting_docs"]):
+        for d in docs: out.setdefault(q, {})[d] = a  # within a query the same file-order rule
+    return out
+
+# %% ../nbs/01_data.ipynb #d5b3b82f
+def _refuse(problems, source, domain):
+    "Raise a one-line `DataError` when `problems` hold any error."
+    errors = [p for p in problems if p.level == "error"]
+    if not errors: return
+    kinds = Counter(p.kind for p in errors)
+    shown = "; ".join(f"{p.id} [{p.field}] {p.kind}" for p in errors[:5])
+    raise DataError(f"{source.dataset}: {domain} has {len(errors)} error(s) ({', '.join(f'{k}: {n}' for k, n in kinds.items())}): "
+                    f"{shown}{' ...' if len(errors) > 5 else ''}; run `brightpro data validate --dataset {source.dataset} --domain {domain}`")
+
+# %% ../nbs/01_data.ipynb #ea128e71
 def available_domains(dataset="sample", benchmark="brightpro") -> list[str]:
     "The domains a dataset holds (all seven for the sample and the hub), in table order."
     if isinstance(dataset, Source): return dataset.domains() or DOMAINS
     if str(dataset) in ("sample", "hub"): return DOMAINS
     return resolve_source(dataset, benchmark).domains() or DOMAINS
 
+# %% ../nbs/01_data.ipynb #a5fd3ce4
+def load_domain(domain: str, dataset="sample", revision=None, benchmark="brightpro") -> Domain:
+    "Load one domain of Bright-Pro (queries, gold ids, aspects; documents on first use)."
+    domain = parse_domains(domain, available_domains(dataset, benchmark))[0]
+    source = resolve_source(dataset, benchmark, revision, domains=[domain])
+    examples = source.table("examples", domain)
+    aspects = source.table("aspects", domain) if benchmark == "brightpro" else None
+    _refuse(check_tables(domain, examples, aspects, benchmark=benchmark), source, domain)
+    return Domain(domain, _queries_frame(examples), _aspects_frame(aspects, domain), source)
+
 # %% ../nbs/01_data.ipynb #c334e0b1
 BRIGHT_QUERY_CONFIGS = ("examples", "gpt4_reason", "claude-3-opus_reason", "Gemini-1.0_reason", "llama3-70b_reason", "grit_reason")
 
+def _reasoning_queries(frame: pd.DataFrame, source: Source, queries: str, domain: str) -> pd.DataFrame:
+    "`frame` with each query text replaced by its row in the `queries` config."
+    reason = _queries_frame(source.table(queries, domain, columns=["id", "query"]))
+    text = dict(zip(reason["id"], reason["query"]))
+    missing = [q for q in frame["id"] if q not in text]
+    if missing: raise DataError(f"{source.dataset}: {queries} of {domain} lacks queries {', '.join(missing[:5])}")
+    frame["query"] = frame["id"].map(text)
+    return frame
+
+# %% ../nbs/01_data.ipynb #cd8721e3
 def load_bright(domain: str, dataset="sample", queries="examples", long=False, revision=None) -> Domain:
     "Load one domain of original BRIGHT, optionally with reasoning-augmented queries or long documents."
     if queries not in BRIGHT_QUERY_CONFIGS and not str(queries).endswith("_reason"):
         raise BrightproError(f"unknown BRIGHT query config {queries!r}; choose from {', '.join(BRIGHT_QUERY_CONFIGS)}")
     domain = parse_domains(domain, available_domains(dataset, "bright"))[0]
-    if dataset == "hub":
-        configs = ("examples", "long_documents" if long else "documents") + ((queries,) if queries != "examples" else ())
-        source = hub_source("bright", revision, configs=configs, domains=[domain])
-    else: source = resolve_source(dataset, "bright")
+    configs = ("examples", "long_documents" if long else "documents") + ((queries,) if queries != "examples" else ())
+    source = resolve_source(dataset, "bright", revision, configs=configs, domains=[domain])
     examples = source.table("examples", domain)
     _refuse(check_tables(domain, examples, None, benchmark="bright"), source, domain)
     frame = _queries_frame(examples)
-    if queries != "examples":
-        reason = _queries_frame(source.table(queries, domain, columns=["id", "query"]))
-        text = dict(zip(reason["id"], reason["query"]))
-        missing = [q for q in frame["id"] if q not in text]
-        if missing: raise DataError(f"{source.dataset}: {queries} of {domain} lacks queries {', '.join(missing[:5])}")
-        frame["query"] = frame["id"].map(text)
+    if queries != "examples": frame = _reasoning_queries(frame, source, queries, domain)
     return Domain(domain, frame, _aspects_frame(None, domain), source, "long_documents" if long else "documents")
 
 # %% ../nbs/01_data.ipynb #929736f9
-def load_domains(domains="all", dataset="sample", revision=None, benchmark="brightpro") -> dict[str, Domain]:
-    "Several domains by name ('all', 'a,b' or a list), keyed by domain."
-    if dataset == "hub":
-        names = parse_domains(domains)
-        source = hub_source(benchmark, revision, domains=names)
-    else:
-        source = resolve_source(dataset, benchmark)
-        names = parse_domains(domains, source.domains() or DOMAINS)
+def load_domains(domains="all", dataset="sample", revision=None, benchmark="brightpro", long=False) -> dict[str, Domain]:
+    "Several domains by name ('all', 'a,b' or a list), keyed by domain; `long=True` (BRIGHT) reads long documents."
+    if benchmark == "bright" and long:  # each fetches its own configs from the hub
+        return {d: load_bright(d, dataset=dataset, long=True, revision=revision) for d in parse_domains(domains)}
+    source = resolve_source(dataset, benchmark, revision, domains=domains)
+    names = parse_domains(domains) if dataset == "hub" else parse_domains(domains, source.domains() or DOMAINS)
     load = load_domain if benchmark == "brightpro" else (lambda d, dataset, **_: load_bright(d, dataset))
     return {d: load(d, dataset=source) for d in names}
 
+# %% ../nbs/01_data.ipynb #5ed217c1
 def dataset_stats(domains: dict[str, Domain]) -> dict:
     "{'domains': {name: {queries, aspects, gold_docs, documents}}} for loaded domains."
     out = {}
@@ -443,10 +542,32 @@ def dataset_stats(domains: dict[str, Domain]) -> dict:
                          documents=d.source.num_rows(d.documents_config, name))
     return {"domains": out}
 
+# %% ../nbs/01_data.ipynb #72c4f9fe
+@dataclass
+class DatasetStats:
+    "Queries, aspects, gold docs and documents per domain, as `brightpro data stats` prints them."
+    domains: dict  # {name: {queries, aspects, gold_docs, documents}}, as `dataset_stats` returns under 'domains'
+
+    def to_text(self) -> str:
+        "A fixed-width table, one row per domain."
+        lines = [f"{'domain':20s} {'queries':>8s} {'aspects':>8s} {'gold_docs':>10s} {'documents':>10s}"]
+        for d, s in self.domains.items():
+            lines.append(f"{d:20s} {s['queries']:8d} {s['aspects']:8d} {s['gold_docs']:10d} {s['documents']:10d}")
+        return "\n".join(lines)
+
+    def to_json(self) -> str:
+        'The numbers as `{"domains": {...}}`.'
+        return json.dumps({"domains": self.domains})
+
+# %% ../nbs/01_data.ipynb #b343e88a
+def describe_dataset(dataset="sample", domains="all", revision=None, benchmark="brightpro") -> DatasetStats:
+    "Load the chosen domains of a dataset and count them."
+    return DatasetStats(dataset_stats(load_domains(domains, dataset, revision, benchmark))["domains"])
+
 # %% ../nbs/01_data.ipynb #7e1dca4e
 def validate_dataset(dataset="sample", domains="all", benchmark="brightpro", revision=None, with_documents=True) -> list[Problem]:
     "Every error and warning in the chosen domains of a dataset."
-    source = hub_source(benchmark, revision, domains=parse_domains(domains)) if dataset == "hub" else resolve_source(dataset, benchmark)
+    source = resolve_source(dataset, benchmark, revision, domains=domains)
     problems = []
     for d in parse_domains(domains, source.domains() or DOMAINS):
         examples = source.table("examples", d)
@@ -459,7 +580,54 @@ def validate_dataset(dataset="sample", domains="all", benchmark="brightpro", rev
         problems += check_tables(d, examples, aspects, docs, benchmark)
     return problems
 
+# %% ../nbs/01_data.ipynb #3fa00ce9
 def problem_summary(problems: list[Problem]) -> dict:
     "Counts per level and kind."
     counts = Counter((p.level, p.kind) for p in problems)
     return {lvl: {k: n for (l, k), n in sorted(counts.items()) if l == lvl} for lvl in ("error", "warning")}
+
+# %% ../nbs/01_data.ipynb #9bd5dee1
+@dataclass
+class ValidationReport:
+    "The problems of a dataset, as `brightpro data validate` reports them."
+    problems: list[Problem]
+    dataset: str  # the dataset as the user named it
+
+# %% ../nbs/01_data.ipynb #f4389990
+@patch(as_prop=True)
+def counts(self: ValidationReport) -> dict:
+    "{'error': {kind: n}, 'warning': {kind: n}}."
+    return problem_summary(self.problems)
+
+@patch(as_prop=True)
+def n_errors(self: ValidationReport) -> int: return sum(self.counts["error"].values())
+
+@patch(as_prop=True)
+def n_warnings(self: ValidationReport) -> int: return sum(self.counts["warning"].values())
+
+@patch
+def exit_code(self: ValidationReport, strict=False) -> int:
+    "2 on any error (or any warning when `strict`), else 0."
+    return 2 if self.n_errors or (strict and self.n_warnings) else 0
+
+# %% ../nbs/01_data.ipynb #c9f7edc1
+@patch
+def to_text(self: ValidationReport, strict=False) -> str:
+    "Every problem, a count per kind with its meaning, and the totals."
+    lines = [str(p) for p in self.problems]
+    for level, kinds in (("error", ERROR_KINDS), ("warning", WARNING_KINDS)):
+        lines += [f"{n:7d} {level} {kind}: {kinds.get(kind, '')}" for kind, n in self.counts[level].items()]
+    lines.append(f"{self.dataset}: {self.n_errors} error(s), {self.n_warnings} warning(s)"
+                 + (" (warnings are fatal with --strict)" if strict and self.n_warnings else ""))
+    return "\n".join(lines)
+
+@patch
+def to_json(self: ValidationReport) -> str:
+    "The problems and the counts as JSON."
+    return json.dumps(dict(problems=[p.__dict__ for p in self.problems], counts=self.counts), indent=1)
+
+# %% ../nbs/01_data.ipynb #e5a7dff3
+def validation_report(dataset="sample", domains="all", benchmark="brightpro", revision=None) -> ValidationReport:
+    "Validate the chosen domains of a dataset, documents included."
+    name = dataset.dataset if isinstance(dataset, Source) else str(dataset)
+    return ValidationReport(validate_dataset(dataset, domains, benchmark, revision), name)

@@ -7,26 +7,27 @@ Docs: https://brightpro.github.io/brightpro/synth.html.md"""
 # %% ../nbs/01a_synth.ipynb #55f4cae3
 from __future__ import annotations
 import gzip, json, re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, parse_domains
+from .core import DOMAINS, BrightproError, parse_domains, progress
 
 # %% auto #0
-__all__ = ['FULL_SIZES', 'MEAN_DOC_CHARS', 'MEAN_QUERY_CHARS', 'ASPECTS_PER_QUERY', 'GOLD_PER_QUERY', 'DEFAULT_TOPICS',
-           'synth_domain']
+__all__ = ['FULL_SIZES', 'MEAN_DOC_CHARS', 'MEAN_QUERY_CHARS', 'ASPECTS_PER_QUERY', 'GOLD_PER_QUERY', 'synth_domain',
+           'SynthSummary', 'synth_dataset']
 
 # %% ../nbs/01a_synth.ipynb #6d726ec8
-FULL_SIZES = {  # documents, queries (PROTOCOL.md §1)
+FULL_SIZES = {  # documents, queries per domain, as the dataset card publishes them
     "biology": (59_513, 103), "earth_science": (123_575, 115), "economics": (52_240, 99), "psychology": (54_741, 100),
     "robotics": (63_920, 101), "stackoverflow": (109_188, 115), "sustainable_living": (63_142, 106)}
 MEAN_DOC_CHARS = {d: 1_775 if d == "stackoverflow" else 520 for d in DOMAINS}
 MEAN_QUERY_CHARS = {d: 2_200 if d == "robotics" else (1_500 if d == "stackoverflow" else 600) for d in DOMAINS}
 ASPECTS_PER_QUERY, GOLD_PER_QUERY = 2_763 / 739, 5_272 / 739
-DEFAULT_TOPICS = Path("../shared/data/bright-topics")
 
 # %% ../nbs/01a_synth.ipynb #d505d8aa
 def _vocabulary(rng, size=60_000) -> np.ndarray:
@@ -47,8 +48,18 @@ def _vocabulary(rng, size=60_000) -> np.ndarray:
             if len(words) == size: break
     return np.array(words)
 
+# %% ../nbs/01a_synth.ipynb #3886040e
+def _word_model(rng) -> tuple[np.ndarray, np.ndarray, float]:
+    "The vocabulary, its Zipf probabilities, and the mean length in characters of a word and its space."
+    vocab = _vocabulary(rng)
+    probs = 1.0 / np.arange(1, len(vocab) + 1) ** 1.05
+    probs /= probs.sum()
+    mean_word = float((np.char.str_len(vocab[:2000]) * probs[:2000]).sum() / probs[:2000].sum()) + 1
+    return vocab, probs, mean_word
+
+# %% ../nbs/01a_synth.ipynb #b1473a22
 def _texts(rng, vocab, probs, lengths, inject=None) -> list[str]:
-    "One text per length (in words), words drawn by Zipf; `inject[i]` words replace the first words of text i."
+    "One text per length (in words), words drawn by Zipf; `inject[i]` words replace random words of text i."
     idx = rng.choice(len(vocab), size=int(lengths.sum()), p=probs)
     tokens = vocab[idx].astype(object)
     if inject:
@@ -61,67 +72,105 @@ def _texts(rng, vocab, probs, lengths, inject=None) -> list[str]:
 
 # %% ../nbs/01a_synth.ipynb #3d35a415
 def _real_topics(domain, topics_dir) -> list[dict]:
+    "BRIGHT's topics of `domain` from `topics_dir`, or none when it is None or lacks them."
+    if topics_dir is None: return []
     f = Path(topics_dir)/f"topics.bright-{domain.replace('_', '-')}-original.jsonl.gz"
     if not f.exists(): return []
     with gzip.open(f, "rt", encoding="utf-8") as fh: return [json.loads(l) for l in fh if l.strip()]
 
+def _topics(rng, domain, n_queries, topics_dir, vocab, probs, mean_word) -> list[dict]:
+    "`n_queries` topics (id, query, gold_ids): the real ones first, then generated queries of the real length."
+    topics = _real_topics(domain, topics_dir)[:n_queries]
+    if len(topics) < n_queries:
+        qlen = np.maximum(20, rng.lognormal(np.log(MEAN_QUERY_CHARS[domain] / mean_word) - 0.18, 0.6, n_queries - len(topics)).astype(int))
+        made = _texts(rng, vocab, probs, qlen)
+        topics += [dict(id=str(len(topics) + i), query=t, gold_ids=[]) for i, t in enumerate(made)]
+    return topics
+
+# %% ../nbs/01a_synth.ipynb #566be7a1
 _WORD = re.compile(r"[A-Za-z]{4,}")
 
-def synth_domain(domain: str, out, scale=1.0, seed=0, topics_dir=DEFAULT_TOPICS) -> dict:
+def _gold_and_aspects(rng, domain, topics, vocab) -> tuple[list[list[str]], list[dict], list[list[str]]]:
+    "Per query its gold ids; the aspect rows; per gold doc (in order) the query words it carries."
+    n_queries = len(topics)
+    n_gold = np.clip(rng.poisson(GOLD_PER_QUERY - 1, n_queries) + 1, 1, 30)
+    n_asp = np.clip(rng.poisson(ASPECTS_PER_QUERY - 2, n_queries) + 2, 2, 6)
+    gold_ids, aspect_rows, inject_words = [], [], []
+    for qi, t in enumerate(topics):
+        qid = str(t["id"])
+        reused = [g for g in t.get("gold_ids", []) if "/" in g][: n_gold[qi] // 2]
+        ids = reused + [f"{domain}-{qid}/extraction_{k}.txt" for k in range(1, n_gold[qi] - len(reused) + 1)]
+        gold_ids.append(ids)
+        k_asp = min(n_asp[qi], len(ids))
+        owner = np.concatenate([np.arange(k_asp), rng.integers(0, k_asp, len(ids) - k_asp)])
+        for a in range(k_asp):
+            aspect_rows.append(dict(id=f"{domain}-{qid}-a{a + 1}", content=f"Aspect {a + 1} of query {qid}",
+                                    weight=int(rng.integers(1, 4)), supporting_docs=[ids[j] for j in np.flatnonzero(owner == a)]))
+        qwords = list(dict.fromkeys(w.lower() for w in _WORD.findall(t["query"]))) or vocab[:50].tolist()
+        for j in range(len(ids)):  # a third of gold docs share only 1-2 words with the query
+            n = int(rng.integers(1, 3)) if j % 3 == 2 else int(rng.integers(4, 12))
+            inject_words.append(rng.choice(np.array(qwords, dtype=object), size=min(n, len(qwords)), replace=False).tolist())
+    return gold_ids, aspect_rows, inject_words
+
+# %% ../nbs/01a_synth.ipynb #96fa5058
+def _corpus(rng, domain, n_docs_full, scale, gold_ids, inject_words, vocab, probs, mean_word) -> tuple[list[str], list[str], np.ndarray]:
+    "Document ids, their texts, and the shuffled order they are written in."
+    flat_gold = [g for ids in gold_ids for g in ids]
+    uniq_gold = list(dict.fromkeys(flat_gold))
+    n_docs = max(round(n_docs_full * scale), len(uniq_gold) + 10)
+    slugs = [f"topic_{i:04d}" for i in range(max(1, n_docs // 40))]
+    other_ids = [f"{slugs[i % len(slugs)]}/Passage_{i // len(slugs)}_{i % 7}.txt" for i in range(n_docs - len(uniq_gold))]
+    order = rng.permutation(n_docs)
+    lengths = np.maximum(8, rng.lognormal(np.log(MEAN_DOC_CHARS[domain] / mean_word) - 0.125, 0.5, n_docs).astype(int))
+    first = {g: i for i, g in reversed(list(enumerate(flat_gold)))}
+    inject = {i: inject_words[first[g]] for i, g in enumerate(uniq_gold)}
+    return uniq_gold + other_ids, _texts(rng, vocab, probs, lengths, inject), order
+
+# %% ../nbs/01a_synth.ipynb #a3742da7
+def _write(out: Path, domain, topics, gold_ids, aspect_rows, doc_ids, texts, order):
+    "The examples, aspects and documents tables, as `{config}/{domain}.parquet` under `out`."
+    for config in ("examples", "aspects", "documents"): (out/config).mkdir(parents=True, exist_ok=True)
+    examples = pa.table(dict(id=[str(t["id"]) for t in topics], query=[t["query"] for t in topics], gold_ids=gold_ids,
+                             reference_answer=[" ".join(f"[{g}]" for g in ids) for ids in gold_ids]))
+    pq.write_table(examples, out/"examples"/f"{domain}.parquet")
+    pq.write_table(pa.Table.from_pylist(aspect_rows), out/"aspects"/f"{domain}.parquet")
+    docs = pa.table(dict(id=pa.array(doc_ids), content=pa.array(texts))).take(order)
+    pq.write_table(docs, out/"documents"/f"{domain}.parquet", row_group_size=50_000)
+
+# %% ../nbs/01a_synth.ipynb #d9a1c3f0
+def synth_domain(domain: str, out, scale=1.0, seed=0, topics_dir=None) -> dict:
     "Write `domain` in hub layout under `out` ({examples,aspects,documents}/{domain}.parquet); return its sizes."
     if domain not in FULL_SIZES: raise BrightproError(f"unknown domain {domain!r}")
     if not 0 < scale <= 10: raise BrightproError(f"scale {scale} must be in (0, 10]")
     rng = np.random.default_rng([seed, DOMAINS.index(domain)])
     n_docs_full, n_queries_full = FULL_SIZES[domain]
     n_queries = max(2, round(n_queries_full * min(scale, 1.0)))
-    vocab = _vocabulary(rng)
-    probs = 1.0 / np.arange(1, len(vocab) + 1) ** 1.05
-    probs /= probs.sum()
-    mean_word = float((np.char.str_len(vocab[:2000]) * probs[:2000]).sum() / probs[:2000].sum()) + 1
+    vocab, probs, mean_word = _word_model(rng)
+    topics = _topics(rng, domain, n_queries, topics_dir, vocab, probs, mean_word)
+    gold_ids, aspect_rows, inject_words = _gold_and_aspects(rng, domain, topics, vocab)
+    doc_ids, texts, order = _corpus(rng, domain, n_docs_full, scale, gold_ids, inject_words, vocab, probs, mean_word)
+    _write(Path(out), domain, topics, gold_ids, aspect_rows, doc_ids, texts, order)
+    return dict(queries=n_queries, aspects=len(aspect_rows), gold_docs=sum(map(len, gold_ids)), documents=len(doc_ids))
 
-    topics = _real_topics(domain, topics_dir)[:n_queries]
-    if len(topics) < n_queries:  # no real texts: generate queries of the real length
-        qlen = np.maximum(20, rng.lognormal(np.log(MEAN_QUERY_CHARS[domain] / mean_word) - 0.18, 0.6, n_queries - len(topics)).astype(int))
-        made = _texts(rng, vocab, probs, qlen)
-        topics += [dict(id=str(len(topics) + i), query=t, gold_ids=[]) for i, t in enumerate(made)]
-    qids = [str(t["id"]) for t in topics]
+# %% ../nbs/01a_synth.ipynb #bd152b7c
+@dataclass
+class SynthSummary:
+    "What `synth_dataset` wrote: one dict per domain, `{'domain': name, **sizes}`."
+    domains: list[dict]
 
-    # Gold docs: about 7 per query, split into 2-6 aspects with weights 1-3.
-    n_gold = np.clip(rng.poisson(GOLD_PER_QUERY - 1, n_queries) + 1, 1, 30)
-    n_asp = np.clip(rng.poisson(ASPECTS_PER_QUERY - 2, n_queries) + 2, 2, 6)
-    gold_ids, aspect_rows, inject_words = [], [], []
-    for qi, t in enumerate(topics):
-        reused = [g for g in t.get("gold_ids", []) if "/" in g][: n_gold[qi] // 2]
-        ids = reused + [f"{domain}-{qids[qi]}/extraction_{k}.txt" for k in range(1, n_gold[qi] - len(reused) + 1)]
-        gold_ids.append(ids)
-        k_asp = min(n_asp[qi], len(ids))
-        owner = np.concatenate([np.arange(k_asp), rng.integers(0, k_asp, len(ids) - k_asp)])
-        for a in range(k_asp):
-            aspect_rows.append(dict(id=f"{domain}-{qids[qi]}-a{a + 1}", content=f"Aspect {a + 1} of query {qids[qi]}",
-                                    weight=int(rng.integers(1, 4)), supporting_docs=[ids[j] for j in np.flatnonzero(owner == a)]))
-        qwords = list(dict.fromkeys(w.lower() for w in _WORD.findall(t["query"]))) or vocab[:50].tolist()
-        for j in range(len(ids)):  # a third of gold docs share only 1-2 words with the query
-            n = int(rng.integers(1, 3)) if j % 3 == 2 else int(rng.integers(4, 12))
-            inject_words.append(rng.choice(np.array(qwords, dtype=object), size=min(n, len(qwords)), replace=False).tolist())
+@patch
+def to_text(self: SynthSummary) -> str:
+    "One JSON line per domain."
+    return "\n".join(json.dumps(d) for d in self.domains)
 
-    flat_gold = [g for ids in gold_ids for g in ids]
-    uniq_gold = list(dict.fromkeys(flat_gold))
-    n_docs = max(round(n_docs_full * scale), len(uniq_gold) + 10)
-    slugs = [f"topic_{i:04d}" for i in range(max(1, n_docs // 40))]
-    other_ids = [f"{slugs[i % len(slugs)]}/Passage_{i // len(slugs)}_{i % 7}.txt" for i in range(n_docs - len(uniq_gold))]
-    doc_ids = uniq_gold + other_ids
-    order = rng.permutation(n_docs)
-    lengths = np.maximum(8, rng.lognormal(np.log(MEAN_DOC_CHARS[domain] / mean_word) - 0.125, 0.5, n_docs).astype(int))
-    first = {g: i for i, g in reversed(list(enumerate(flat_gold)))}
-    inject = {i: inject_words[first[g]] for i, g in enumerate(uniq_gold)}
-    texts = _texts(rng, vocab, probs, lengths, inject)
+@patch
+def to_json(self: SynthSummary) -> str:
+    "The per-domain sizes as one JSON list."
+    return json.dumps(self.domains)
 
-    out = Path(out)
-    for config in ("examples", "aspects", "documents"): (out/config).mkdir(parents=True, exist_ok=True)
-    examples = pa.table(dict(id=qids, query=[t["query"] for t in topics], gold_ids=gold_ids,
-                             reference_answer=[" ".join(f"[{g}]" for g in ids) for ids in gold_ids]))
-    pq.write_table(examples, out/"examples"/f"{domain}.parquet")
-    pq.write_table(pa.Table.from_pylist(aspect_rows), out/"aspects"/f"{domain}.parquet")
-    docs = pa.table(dict(id=pa.array(doc_ids), content=pa.array(texts))).take(order)
-    pq.write_table(docs, out/"documents"/f"{domain}.parquet", row_group_size=50_000)
-    return dict(queries=n_queries, aspects=len(aspect_rows), gold_docs=len(flat_gold), documents=n_docs)
+# %% ../nbs/01a_synth.ipynb #4fcce242
+def synth_dataset(domains="all", out=None, scale=1.0, seed=0, topics_dir=None) -> SynthSummary:
+    "Write the chosen domains ('all', a comma list or a list) in hub layout under `out`; return their sizes."
+    if out is None: raise BrightproError("synth_dataset needs `out`, the folder to write to")
+    return SynthSummary([{"domain": d, **synth_domain(d, out, scale, seed, topics_dir)}
+                         for d in progress(parse_domains(domains), desc="synth", unit="domain")])

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Every check CI runs: set up .venv with the dev extra, notebooks clean and library in sync, notebook tests, pytest.
+# Every check CI runs: set up .venv with the dev extra, notebooks clean and library in sync, lint, docs render,
+# notebooks re-executed against their saved outputs, notebook tests, pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh dev
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 BRIGHTPRO_PROGRESS=0 MPLBACKEND=Agg
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 BRIGHTPRO_PROGRESS=0 MPLBACKEND=Agg PYDEVD_DISABLE_FILE_VALIDATION=1
 snapshot() { { git diff --no-ext-diff; git ls-files --others --exclude-standard; } | sha256sum; }
 before="$(snapshot)"
 echo "== nbdev-clean and nbdev-export must change nothing"
@@ -14,11 +15,15 @@ if [ "$(snapshot)" != "$before" ]; then
   git status --short >&2
   exit 1
 fi
+echo "== ruff: unused imports and names (F rules) in the library, tests, benchmarks and tools"
+.venv/bin/ruff check --quiet --select F brightpro tests benchmarks tools
 echo "== the bundled sample matches its sources"
 .venv/bin/python tools/build_sample.py --check
 echo "== docs: every notebook renders (nbconvert; Quarto builds the full site where it is installed)"
 find nbs -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' -print0 \
   | xargs -0 .venv/bin/jupyter nbconvert --log-level WARN --to html --output-dir _docs/nbconvert
+echo "== notebooks: re-executed, every saved output must come out the same (nbval)"
+.venv/bin/python -m pytest -q -p no:cacheprovider --nbval --nbval-current-env nbs/*.ipynb
 echo "== nbdev-test"
 .venv/bin/nbdev-test --n-workers 2
 echo "== pytest"

@@ -1,13 +1,13 @@
 """The data layer from the outside: layouts, validation of broken data, the offline hub, real BRIGHT rows."""
-import gzip, json, os, re, shutil, time
+import json, re, shutil, time
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from brightpro.core import DOMAINS
-from brightpro.data import DataError, load_bright, load_domain, load_domains, resolve_source, SAMPLE_ROOT
+from brightpro.data import (DataError, SAMPLE_ROOT, describe_dataset, load_bright, load_domain, load_domains, resolve_source,
+                            validation_report)
 
 SAMPLE = SAMPLE_ROOT/"bright_pro"
 
@@ -143,6 +143,42 @@ def test_warnings_load_and_strict_fails(tmp_path, cli):
     assert cli("data", "validate", "--dataset", root).returncode == 0
     r = cli("data", "validate", "--dataset", root, "--strict")
     assert r.returncode == 2 and "doc_in_two_queries" in r.stdout
+
+
+def test_report_objects_render_what_the_command_line_prints(tmp_path, cli):
+    "validation_report and describe_dataset give the exact text, JSON and exit status of `data validate` and `data stats`."
+    broken = _mirror(tmp_path/"broken", *_broken_rows())
+    ex, asp, docs = _clean_rows()
+    ex[0]["gold_ids"].append("d4")                      # a warning only
+    warned = _mirror(tmp_path/"warned", ex, asp, docs)
+    for root in (broken, warned, "sample"):
+        report = validation_report(str(root))
+        for flags, strict in (((), False), (("--strict",), True)):
+            r = cli("data", "validate", "--dataset", root, *flags)
+            assert (r.stdout, r.returncode) == (report.to_text(strict) + "\n", report.exit_code(strict)), r.stdout
+        assert cli("data", "validate", "--dataset", root, "--json").stdout == report.to_json() + "\n"
+    assert (validation_report(str(warned)).n_errors, validation_report(str(warned)).n_warnings) == (0, 1)
+    for args in ((), ("--benchmark", "bright", "--domain", "biology,economics")):
+        stats = describe_dataset("sample", *(("biology,economics", None, "bright") if args else ()))
+        assert cli("data", "stats", *args).stdout == stats.to_text() + "\n"
+        assert cli("data", "stats", *args, "--json").stdout == stats.to_json() + "\n"
+
+
+def test_source_files_and_load_domains_long(tmp_path):
+    "Source.files lists one file or the shards in order ([] when absent and not required); long=True reads long documents."
+    (tmp_path/"examples").mkdir()
+    rows = pq.read_table(SAMPLE_ROOT/"bright"/"examples"/"economics.parquet")
+    for i, part in enumerate((rows.slice(0, 2), rows.slice(2))):
+        pq.write_table(part, tmp_path/"examples"/f"economics-0000{i}-of-00002.parquet")
+    src = resolve_source(str(tmp_path), "bright")
+    assert [p.name for p in src.files("examples", "economics")] == ["economics-00000-of-00002.parquet", "economics-00001-of-00002.parquet"]
+    assert src.files("documents", "economics", required=False) == [] and src.table("documents", "economics", required=False) is None
+    with pytest.raises(DataError, match="no documents file"): src.files("documents", "economics")
+    assert src.table("examples", "economics").equals(rows) and src.num_rows("examples", "economics") == rows.num_rows
+    long = load_domains("biology,economics", benchmark="bright", long=True)
+    assert list(long) == ["biology", "economics"]
+    for d in long.values():
+        assert d.documents_config == "long_documents" and set().union(*map(set, d.gold.values())) <= set(d.doc_ids)
 
 
 def test_documents_are_read_only_when_asked(tmp_path):

@@ -94,3 +94,60 @@ def test_checker_passes_a_good_toy_package(tmp_path):
     for name, num, body in (("core", "00", ""), ("runs", "02", "from .core import x"), ("cli", "13", "from .runs import y")):
         _module(tmp_path, name, num, body)
     assert layout_problems(tmp_path) == []
+
+
+# --- notebooks read as explanations -------------------------------------------------------------------------------
+import json
+
+NOTEBOOKS = sorted((ROOT/"nbs").glob("[0-9]*.ipynb"))
+MAX_CELL_LINES = 60
+
+
+def _cells(nb: Path) -> list[dict]:
+    return json.loads(nb.read_text(encoding="utf-8"))["cells"]
+
+
+def _src(cell) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def _is_export(cell) -> bool:
+    return cell["cell_type"] == "code" and re.match(r"\s*#\|\s*export", _src(cell)) is not None
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_code_cell_over_60_lines(nb):
+    long = [(i, len(_src(c).splitlines())) for i, c in enumerate(_cells(nb)) if c["cell_type"] == "code"
+            and len(_src(c).splitlines()) > MAX_CELL_LINES]
+    assert long == [], f"{nb.name}: cells (index, lines) over {MAX_CELL_LINES} lines: {long}"
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_opens_with_title_and_summary(nb):
+    first = _src(_cells(nb)[0])
+    assert first.startswith("# ") and "\n> " in first, f"{nb.name}: first cell must be '# Title' then '> summary'"
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS + [ROOT/"nbs"/"index.ipynb"], ids=lambda p: p.stem)
+def test_notebook_has_saved_outputs(nb):
+    "The docs show results: a notebook with code shows at least one saved output (CI re-executes and compares them)."
+    code = [c for c in _cells(nb) if c["cell_type"] == "code" and not _is_export(c)]
+    assert any(c.get("outputs") for c in code), f"{nb.name}: no code cell has a saved output"
+
+
+def _exported_names(module: Path) -> list[str]:
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return [ast.literal_eval(e) for e in node.value.elts]
+    return []
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_exported_name_is_shown_in_its_notebook(nb):
+    cells = _cells(nb)
+    m = re.search(r"#\|\s*default_exp\s+(\S+)", "\n".join(_src(c) for c in cells if c["cell_type"] == "code"))
+    assert m, f"{nb.name}: no default_exp"
+    examples = "\n".join(_src(c) for c in cells if c["cell_type"] == "code" and not _is_export(c))
+    unseen = [n for n in _exported_names(LIB/f"{m.group(1)}.py") if not re.search(rf"\b{re.escape(n)}\b", examples)]
+    assert unseen == [], f"{nb.name}: exported but used in no example or test cell: {unseen}"

@@ -2,7 +2,6 @@
 Recall, ir_measures' alpha_nDCG (pyndeval, NTCIR/TREC ndeval) for unweighted alpha-nDCG, and a per-query Python
 restatement of the authors' harness (alpha-ndcg-evaluation.py, weighted_aspect_recall.py: one doc->aspect map per
 domain, one normalised weight per aspect id) for the weighted metrics."""
-import math
 import random
 
 import numpy as np

@@ -1,5 +1,4 @@
 """Run files: reading, writing, tie order, duplicates, bad input, and qrels that ir_measures, ranx and pytrec_eval read."""
-import json
 import random
 
 import numpy as np

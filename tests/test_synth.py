@@ -1,18 +1,21 @@
-"""The synthetic generator against the published sizes (PROTOCOL.md §1), through the command line."""
+"""The synthetic generator against the published sizes (the Bright-Pro dataset card), through the command line."""
 import gzip, json
+from pathlib import Path
 
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-import pytest
 
 from brightpro.data import load_domain, validate_dataset
+from brightpro.synth import synth_dataset, synth_domain
 
-# PROTOCOL.md §1: documents and queries per domain, 2,763 aspects and 5,272 gold docs over 739 queries.
+# The dataset card: documents and queries per domain, 2,763 aspects and 5,272 gold docs over 739 queries.
 PUBLISHED = {"biology": (59_513, 103), "robotics": (63_920, 101)}
+# The real BRIGHT query texts, beside the repository; synth generates query texts when the folder is absent.
+TOPICS = Path(__file__).resolve().parents[1].parent/"shared"/"data"/"bright-topics"
 
 
 def test_full_scale_biology_has_the_published_sizes(tmp_path, cli):
-    r = cli("data", "synth", "--domain", "biology", "--scale", "1.0", "--seed", "3", "--out", tmp_path)
+    r = cli("data", "synth", "--domain", "biology", "--scale", "1.0", "--seed", "3", "--out", tmp_path, "--topics", TOPICS)
     assert r.returncode == 0, r.stderr
     docs = pq.read_table(tmp_path/"documents"/"biology.parquet")
     examples = pq.read_table(tmp_path/"examples"/"biology.parquet")
@@ -27,7 +30,8 @@ def test_full_scale_biology_has_the_published_sizes(tmp_path, cli):
 
 def test_same_seed_same_bytes_other_seed_other_text(tmp_path, cli):
     for name, seed in (("a", 1), ("b", 1), ("c", 2)):
-        assert cli("data", "synth", "--domain", "economics", "--scale", "0.02", "--seed", seed, "--out", tmp_path/name).returncode == 0
+        assert cli("data", "synth", "--domain", "economics", "--scale", "0.02", "--seed", seed, "--out", tmp_path/name,
+                   "--topics", TOPICS).returncode == 0
     read = lambda n: pq.read_table(tmp_path/n/"documents"/"economics.parquet")
     assert read("a").equals(read("b")) and not read("a").equals(read("c"))
 
@@ -39,3 +43,21 @@ def test_real_query_texts_are_used(tmp_path, cli, bright_topics):
     d = load_domain("robotics", dataset=str(tmp_path))
     assert d.qids == [r["id"] for r in real][:len(d.qids)]
     assert [d.query_text[q] for q in d.qids] == [r["query"] for r in real][:len(d.qids)]
+
+
+def test_default_query_texts_are_generated_wherever_it_runs(tmp_path, monkeypatch, bright_topics):
+    "topics_dir=None means generated texts, even run from the repository root, where ../shared/data/bright-topics exists."
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    synth_domain("robotics", tmp_path/"a", scale=0.01)
+    with gzip.open(bright_topics/"topics.bright-robotics-original.jsonl.gz", "rt") as f:
+        real = {json.loads(l)["query"] for l in f}
+    d = load_domain("robotics", dataset=str(tmp_path/"a"))
+    assert d.qids == [str(i) for i in range(len(d.qids))] and not set(d.query_text.values()) & real
+
+
+def test_synth_dataset_summarises_each_domain(tmp_path):
+    summary = synth_dataset("robotics,biology", tmp_path, scale=0.01)
+    lines = [json.loads(line) for line in summary.to_text().splitlines()]
+    assert [x["domain"] for x in lines] == ["biology", "robotics"] and json.loads(summary.to_json()) == lines
+    for x in lines:
+        assert pq.ParquetFile(tmp_path/"documents"/f"{x['domain']}.parquet").metadata.num_rows == x["documents"]

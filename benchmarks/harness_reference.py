@@ -2,7 +2,9 @@
 
 It is the independent reference the weighted metrics are tested against (tests/test_metrics.py) and the plain
 research-script baseline the metrics benchmark times (benchmarks/bench_metrics.py). Its inputs are the harness's own
-structures: ONE `{docid: aspect}` map for the domain and one normalised weight per aspect id."""
+structures: ONE `{docid: aspect}` map for the domain and one normalised weight per aspect id.
+
+The benchmark imports it as a sibling module; the tests find it through `pythonpath = ["benchmarks"]` in pyproject.toml."""
 import math
 
 def harness_alpha_ndcg(ranked, gold, doc_to_aspect, aspect_weight, alpha, k):
