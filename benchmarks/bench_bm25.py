@@ -68,11 +68,12 @@ def main(argv=None):
 
     # identical top-k up to float32 ties
     same, tie_only, worst, pos = 0, 0, 0.0, None
-    for q, hits in run.items():
+    run_scores = run.to_scores()
+    for q in run:
         s, top = g_scores[q]
         ref = ours.doc_ids[top[:args.top]].tolist()
-        got = [d for d, _ in hits[:args.top]]
-        mine = np.array([x for _, x in hits[:args.top]])
+        got = run[q][:args.top]
+        mine = np.array(list(run_scores[q].values())[:args.top])
         worst = max(worst, float(np.max(np.abs(mine - s[top[:args.top]]) / np.maximum(np.abs(s[top[:args.top]]), 1e-30))))
         if got == ref: same += 1
         else:

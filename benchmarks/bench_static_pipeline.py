@@ -6,7 +6,7 @@ Goal for bm25-bright: under 4 minutes and under 6 GiB on the 2-core machine. Pla
 as the reference. Run: .venv/bin/python benchmarks/bench_static_pipeline.py [--scale 1.0] [--retrievers bm25-bright,bm25]
 """
 from __future__ import annotations
-import argparse, os, resource, subprocess, sys, tempfile, time
+import argparse, os, subprocess, sys, tempfile, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,12 +1,11 @@
 """Significance tests against scipy (exact permutation test, bootstrap) and Holm's procedure from its definition."""
-import itertools
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from brightpro.compare import (paired_randomization_test, paired_bootstrap_ci, bootstrap_ci, holm, compare)
+from brightpro.compare import (paired_randomization_test, paired_bootstrap_ci, holm, compare)
 from brightpro.core import BrightproError
 
 

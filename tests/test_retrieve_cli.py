@@ -39,7 +39,7 @@ def test_writes_trec_score_json_and_meta(cli, tmp_path):
     r = BM25Bright(); r.index(d.documents.column("id"), d.documents.column("content"))
     q = d.qids[0]
     direct = r.search({q: d.query_text[q]}, 20)[q]
-    assert [doc for doc, _ in direct][:5] == [p[2] for p in parts if p[0] == q][:5]
+    assert direct[:5] == [p[2] for p in parts if p[0] == q][:5]
 
 
 def test_up_to_date_domains_are_skipped_unless_forced(cli, tmp_path):

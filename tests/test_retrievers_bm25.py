@@ -31,6 +31,11 @@ def synthetic_texts(n=300, seed=0):
     return [" ".join(rng.choice(words, rng.integers(0, 40))) for _ in range(n)]
 
 
+def ranked(run):
+    "A run as {qid: [(docid, score), ...]} in rank order, so comparisons see order and scores."
+    return {q: list(d.items()) for q, d in run.to_scores().items()}
+
+
 def gensim_scores(token_lists, query_tokens, k1=0.9, b=0.4):
     "The harness's code path (BRIGHT retrievers.py retrieval_bm25) on given tokens."
     from gensim.corpora import Dictionary
@@ -66,15 +71,15 @@ def test_search_ranks_like_the_harness():
     an = LuceneEnglishAnalyzer()
     exp = gensim_scores([an.analyze(t) for t in texts], [an.analyze(q) for q in queries.values()])
     run = r.search(queries, k=100)
-    for (qid, hits), s in zip(run.items(), exp):
+    for qid, s in zip(run, exp):
         # the harness: Python's stable sort of (doc, score) pairs by score, descending
-        ranked = sorted(zip([f"d{i}" for i in range(len(texts))], s.tolist()), key=lambda x: x[1], reverse=True)[:100]
-        got = [d for d, _ in hits]
-        ref = [d for d, _ in ranked]
+        harness = sorted(zip([f"d{i}" for i in range(len(texts))], s.tolist()), key=lambda x: x[1], reverse=True)[:100]
+        got = run[qid]
+        ref = [d for d, _ in harness]
         if got != ref:  # only float32 near-ties may swap
-            got_s = dict(hits)
+            got_s = run.to_scores()[qid]
             for a, b_ in zip(got, ref):
-                if a != b_: assert math.isclose(got_s[a], dict(ranked)[b_], rel_tol=1e-5)
+                if a != b_: assert math.isclose(got_s[a], dict(harness)[b_], rel_tol=1e-5)
 
 
 # --- persistence -------------------------------------------------------------------------------------------
@@ -87,7 +92,7 @@ def test_index_persists_and_reloads_memory_mapped(tmp_path):
     assert second.loaded_from_cache
     assert isinstance(second.data, np.memmap) and isinstance(second.indices, np.memmap)
     q = {"a": "cats running", "b": texts[5]}
-    assert first.search(q, 20) == second.search(q, 20)
+    assert ranked(first.search(q, 20)) == ranked(second.search(q, 20))
     # a changed corpus never reuses the index
     third = BM25Bright(cache_dir=tmp_path); third.index(ids, texts[:-1] + ["a new text"])
     assert not third.loaded_from_cache
@@ -125,8 +130,8 @@ def test_bm25s_scores_follow_its_lucene_formula():
         for i, d in enumerate(toks):
             tf = d.count(t)
             exp[i] += idf * tf / (tf + 0.9 * (1 - 0.4 + 0.4 * len(d) / avgdl)) if tf else 0
-    hits = r.search({"q": "cats running stars"}, 10)["q"]
-    for doc, s in hits: assert math.isclose(s, exp[int(doc[1:])], rel_tol=1e-5)
+    hits = r.search({"q": "cats running stars"}, 10).to_scores()["q"]
+    for doc, s in hits.items(): assert math.isclose(s, exp[int(doc[1:])], rel_tol=1e-5)
 
 
 def test_top_k_ties_keep_corpus_order():
@@ -140,12 +145,12 @@ def test_silently_corrupted_index_is_detected_and_rebuilt(tmp_path, cls, sub):
     "A flipped byte inside an array (header intact, so numpy would load it) is caught by the checksums."
     texts = synthetic_texts(150); ids = [f"d{i}" for i in range(len(texts))]
     ref = cls(cache_dir=tmp_path); ref.index(ids, texts)
-    expected = ref.search({"q": "cats running"}, 10)
+    expected = ranked(ref.search({"q": "cats running"}, 10))
     (folder,) = [p for p in (tmp_path/sub).iterdir() if p.is_dir()]
     target = max((p for p in folder.glob("*.npy")), key=lambda p: p.stat().st_size)
     raw = bytearray(target.read_bytes()); raw[-3] ^= 0x55; target.write_bytes(bytes(raw))
     again = cls(cache_dir=tmp_path); again.index(ids, texts)
     assert not again.loaded_from_cache
-    assert again.search({"q": "cats running"}, 10) == expected
+    assert ranked(again.search({"q": "cats running"}, 10)) == expected
     third = cls(cache_dir=tmp_path); third.index(ids, texts)
     assert third.loaded_from_cache

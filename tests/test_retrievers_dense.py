@@ -1,12 +1,11 @@
 """dense: equal to a bare SentenceTransformer, its embedding cache (resume, corruption, stale keys), fusion against ranx."""
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from brightpro.core import BrightproError
-from brightpro.retrievers import Dense, EmbeddingCache, Fusion, default_dense_model, get_retriever, rrf
+from brightpro.retrievers import Dense, Fusion, default_dense_model, get_retriever, rrf
+from brightpro.runs import Run
 
 TEXTS = [f"{w} number {i} about {w}s and other things" for i, w in
          enumerate(["volcano", "earthquake", "glacier", "river", "desert", "ocean current", "cloud", "rainforest"] * 3)]
@@ -29,8 +28,8 @@ def test_dense_equals_bare_sentence_transformer(bare, tmp_path):
     s = q @ d.T
     for i, qid in enumerate(QUERIES):
         order = np.argsort(-s[i], kind="stable")[:7]
-        assert [doc for doc, _ in run[qid]] == [IDS[j] for j in order]
-        np.testing.assert_allclose([x for _, x in run[qid]], s[i][order], rtol=1e-4, atol=1e-5)
+        assert run[qid] == [IDS[j] for j in order]
+        np.testing.assert_allclose(list(run.to_scores()[qid].values()), s[i][order], rtol=1e-4, atol=1e-5)
 
 
 def test_small_doc_blocks_give_the_same_top_k(tmp_path):
@@ -39,7 +38,7 @@ def test_small_doc_blocks_give_the_same_top_k(tmp_path):
     assert b.encoded_chunks == 0  # served from the cache
     ra, rb = a.search(QUERIES, 10), b.search(QUERIES, 10)
     for q in QUERIES:
-        assert [d for d, _ in ra[q]] == [d for d, _ in rb[q]]
+        assert ra[q] == rb[q]
 
 
 def test_interrupted_encoding_resumes(tmp_path, monkeypatch):
@@ -107,11 +106,12 @@ def test_rrf_equals_ranx():
     from ranx.fusion import rrf as ranx_rrf
     a = {"q": [("d1", 3.0), ("d2", 2.0), ("d3", 1.0)], "r": [("d9", 1.0), ("d8", 0.5)]}
     b = {"q": [("d3", 9.0), ("d4", 8.0), ("d1", 7.0)], "r": [("d8", 2.0), ("d7", 1.0)]}
+    a, b = (Run.from_dict({q: dict(v) for q, v in x.items()}) for x in (a, b))
     ours = rrf([a, b], k=10)
-    ref = ranx_rrf([RanxRun({q: dict(v) for q, v in a.items()}), RanxRun({q: dict(v) for q, v in b.items()})], k=60).to_dict()
+    ref = ranx_rrf([RanxRun(a.to_scores()), RanxRun(b.to_scores())], k=60).to_dict()
     for q in ours:
-        assert dict(ours[q]) == pytest.approx(ref[q])
-        assert [d for d, _ in ours[q]] == sorted(ref[q], key=lambda d: (-ref[q][d], d))
+        assert ours.to_scores()[q] == pytest.approx(ref[q])
+        assert ours[q] == sorted(ref[q], key=lambda d: (-ref[q][d], d))
 
 
 def test_fusion_of_two_retrievers():
@@ -119,5 +119,5 @@ def test_fusion_of_two_retrievers():
     assert isinstance(f, Fusion) and f.name == "fusion:bm25+bm25-bright"
     f.index(IDS, TEXTS)
     run = f.search(QUERIES, 5)
-    assert all(len(v) == 5 for v in run.values())
+    assert all(len(run[q]) == 5 for q in run)
     assert [m["name"] for m in f.metadata()["components"]] == ["bm25", "bm25-bright"]
