@@ -15,7 +15,7 @@ from tqdm import tqdm   # tqdm.auto would want ipywidgets in a notebook
 
 # %% auto #0
 __all__ = ['DOMAINS', 'ASPECT_MAPS', 'parse_domains', 'BrightproError', 'progress', 'cache_dir', 'check_ks', 'check_alpha',
-           'check_aspect_map', 'atomic_write', 'ragged_arange']
+           'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir', 'check_writable_file']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -26,6 +26,7 @@ def parse_domains(spec: str | list | tuple | None, available=DOMAINS) -> list[st
     if spec is None or spec == "all": return list(available)
     names = spec.split(",") if isinstance(spec, str) else list(spec)
     names = [n.strip().replace("-", "_") for n in names if n.strip()]
+    if not names: raise BrightproError(f"no domain given ({spec!r}): name one, a comma list, or 'all'")
     unknown = [n for n in names if n not in available]
     if unknown: raise BrightproError(f"unknown domain {', '.join(unknown)}; choose from {', '.join(available)} or 'all'")
     return [d for d in available if d in names]
@@ -94,3 +95,27 @@ def ragged_arange(lengths) -> np.ndarray:
     lengths = np.asarray(lengths, np.int64)
     starts = np.cumsum(lengths) - lengths
     return np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(starts, lengths)
+
+# %% ../nbs/00_core.ipynb #c8e1a0d2
+def _check_can_write(path: Path, start: Path, what: str):
+    "Raise one clear BrightproError unless a `what` can be written at `path`, starting from folder `start`."
+    base = start
+    while not base.exists() and base != base.parent: base = base.parent
+    if not base.is_dir(): raise BrightproError(f"{path}: cannot write this {what}: {base} is a file, not a folder")
+    try: tempfile.TemporaryFile(dir=base).close()
+    except OSError as e: raise BrightproError(f"{path}: cannot write this {what}: {base} is not writable ({e.strerror or e})") from None
+
+def check_writable_dir(path) -> Path:
+    "`path` as a `Path`, once a folder can be created there (or is there) and written to; else one clear BrightproError."
+    path = Path(path).expanduser()
+    if path.exists() and not path.is_dir(): raise BrightproError(f"{path}: exists and is not a folder")
+    _check_can_write(path, path, "folder")
+    return path
+
+# %% ../nbs/00_core.ipynb #c8e1a0d4
+def check_writable_file(path) -> Path:
+    "`path` as a `Path`, once a file can be written there (its folder created if need be); else one clear BrightproError."
+    path = Path(path).expanduser()
+    if path.is_dir(): raise BrightproError(f"{path}: is a folder, expected a file name")
+    _check_can_write(path, path.parent, "file")
+    return path

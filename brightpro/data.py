@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/data.html.md"""
 
 # %% ../nbs/01_data.ipynb #a6933240
 from __future__ import annotations
-import functools, gzip, hashlib, json, os, re, sys
+import contextlib, errno, functools, gzip, hashlib, json, os, re, sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,13 +34,30 @@ SAMPLE_ROOT = Path(__file__).parent/"sample" if "__file__" in globals() else Pat
 class DataError(BrightproError):
     "The data cannot be read or evaluated as published."
 
+# %% ../nbs/01_data.ipynb #7b0e5a01
+_KINDS = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "an object"}
+
+def _rows_table(path, rows: list[dict]) -> pa.Table:
+    "JSON rows as an Arrow table; a field whose values cannot share one type is named, with a row of each kind."
+    try: return pa.Table.from_pylist(rows)
+    except pa.ArrowException as e: error = e
+    for field in dict.fromkeys(k for r in rows for k in r):
+        first = {}
+        for i, r in enumerate(rows, 1):
+            if r.get(field) is not None: first.setdefault(_KINDS.get(type(r[field]), type(r[field]).__name__), i)
+        if len(first) > 1:
+            raise DataError(f"{path}: field {field} mixes value types ({', '.join(f'{k} in row {i}' for k, i in first.items())})")
+    raise DataError(f"{path}: cannot be read ({type(error).__name__}: {error})")
+
 # %% ../nbs/01_data.ipynb #d3164227
 def read_rows(path, columns=None) -> pa.Table:
-    "An Arrow table from a .parquet, .json (a list of row objects), .jsonl or .jsonl.gz file."
+    "An Arrow table from a .parquet, .json (a list of row objects), .jsonl or .jsonl.gz file; of `columns`, those it has."
     path = Path(path)
     name = path.name.lower()
     try:
-        if name.endswith(".parquet"): return pq.read_table(path, columns=columns)
+        if name.endswith(".parquet"):
+            have = pq.read_schema(path).names
+            return pq.read_table(path, columns=[c for c in columns if c in have] if columns else None)
         opener = gzip.open if name.endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8") as f:
             if ".jsonl" in name: rows = [json.loads(line) for line in f if line.strip()]
@@ -49,7 +66,7 @@ def read_rows(path, columns=None) -> pa.Table:
         raise DataError(f"{path}: cannot be read ({type(e).__name__}: {e})") from None
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise DataError(f"{path}: expected a JSON list of row objects")
-    table = pa.Table.from_pylist(rows)
+    table = _rows_table(path, rows)
     return table.select([c for c in columns if c in table.column_names]) if columns else table
 
 # %% ../nbs/01_data.ipynb #a5d7fb4d
@@ -76,13 +93,18 @@ def files(self: Source, config: str, domain: str, required=True) -> list[Path]:
     raise DataError(f"{self.dataset}: no {config} file for domain {domain} under {folder}")
 
 # %% ../nbs/01_data.ipynb #2640b8ba
+def _fields(table: pa.Table) -> str: return ", ".join(f"{f.name} ({f.type})" for f in table.schema) or "none"
+
 @patch
 def table(self: Source, config: str, domain: str, columns=None, required=True) -> pa.Table | None:
-    "The `config` rows of `domain` as one Arrow table (shards concatenated); None when absent and not `required`."
+    "The `config` rows of `domain` as one Arrow table (shards concatenated, their fields alike); None when absent and not `required`."
     files = self.files(config, domain, required)
     if not files: return None
-    if len(files) == 1: return read_rows(files[0], columns)
-    return pa.concat_tables([read_rows(f, columns) for f in files])
+    tables = [read_rows(f, columns) for f in files]
+    for f, t in zip(files[1:], tables[1:]):
+        if not t.schema.equals(tables[0].schema):
+            raise DataError(f"{f}: its fields [{_fields(t)}] differ from those of {files[0].name} [{_fields(tables[0])}]")
+    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
 # %% ../nbs/01_data.ipynb #d9ac5b1a
 @patch
@@ -153,34 +175,90 @@ def resolve_source(dataset="sample", benchmark="brightpro", revision=None, confi
     return Source(root.resolve(), dataset, benchmark)
 
 # %% ../nbs/01_data.ipynb #3efe861c
+def _where(source: Source, config: str, domain: str) -> Path:
+    "The file holding the `config` rows of `domain`, or its shards as one pattern."
+    files = source.files(config, domain)
+    return files[0] if len(files) == 1 else files[0].parent/f"{domain}-*.parquet"
+
+def _require_fields(source: Source, config: str, domain: str, table: pa.Table, fields) -> pa.Table:
+    "`table` when it has every one of `fields`; else one DataError naming the file and the fields it does have."
+    missing = [f for f in fields if f not in table.column_names]
+    if not missing: return table
+    first = source.files(config, domain)[0]
+    have = pq.read_schema(first).names if first.suffix == ".parquet" else read_rows(first).column_names
+    raise DataError(f"{_where(source, config, domain)}: {config} of {domain} have no field {', '.join(missing)} "
+                    f"(fields: {', '.join(have) or 'none'})")
+
+# %% ../nbs/01_data.ipynb #7b0e5a05
 _DOC_SCHEMA = pa.schema([("id", pa.string()), ("content", pa.string())])
 
+def _is_text(t: pa.DataType) -> bool: return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)
+
+_DOC_TYPES = {"id": lambda t: _is_text(t) or pa.types.is_integer(t), "content": _is_text}
+
+def _bad_doc_columns(table: pa.Table) -> dict[str, str]:
+    "{field: its type} for each documents column of the wrong type: ids must be text or integers, contents text."
+    return {f: str(table.schema.field(f).type) for f, ok in _DOC_TYPES.items()
+            if f in table.column_names and not ok(table.schema.field(f).type)}
+
+# %% ../nbs/01_data.ipynb #7b0e5a07
 def _documents_from_files(source, config, domain) -> pa.Table:
-    "The (id, content) table read from the source files, duplicate ids refused."
+    "The (id, content) table read from the source files; a missing field, a wrong type or a duplicate id refused."
     table = source.table(config, domain, columns=["id", "content"])
-    for f in ("id", "content"):
-        if f not in table.column_names: raise DataError(f"{source.dataset}: {config} of {domain} have no field {f}")
-    table = table.select(["id", "content"]).cast(_DOC_SCHEMA)
+    table = _require_fields(source, config, domain, table, ("id", "content")).select(["id", "content"])
+    if bad := _bad_doc_columns(table):
+        raise DataError(f"{_where(source, config, domain)}: {config} of {domain}: "
+                        + "; ".join(f"field {f} is {t}, expected text" for f, t in bad.items()))
+    table = table.cast(_DOC_SCHEMA)
     if pa.compute.count_distinct(table["id"]).as_py() != table.num_rows:
         counts = pa.compute.value_counts(table["id"])
         dup = [c["values"] for c in counts.to_pylist() if c["counts"] > 1]
         raise DataError(f"{source.dataset}: {domain} {config}: duplicate ids {', '.join(map(str, dup[:5]))}")
     return table
 
-# %% ../nbs/01_data.ipynb #578d10b4
-def read_documents(source: Source, config: str, domain: str) -> pa.Table:
-    "A domain's documents as one Arrow table, through the memory-mapped cache."
-    files = source.files(config, domain)
-    key = hashlib.blake2b("|".join(f"{p.resolve()}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files).encode(), digest_size=10).hexdigest()
-    cached = cache_dir()/"documents"/f"{domain}-{config}-{key}.arrow"
-    if cached.exists():
-        try: return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
-        except (pa.ArrowException, OSError): cached.unlink(missing_ok=True)  # a damaged entry is rebuilt, never used
-    table = _documents_from_files(source, config, domain)
+# %% ../nbs/01_data.ipynb #7b0e5a11
+def _content_key(files: list[Path]) -> str:
+    "A hash of the files' names, sizes and bytes, read in 1 MiB chunks: any change to their content gives a new key."
+    h, buf = hashlib.blake2b(digest_size=16), bytearray(1 << 20)
+    view = memoryview(buf)
+    for p in files:
+        try:
+            with open(p, "rb", buffering=0) as f:
+                h.update(f"{p.name}:{os.fstat(f.fileno()).st_size}:".encode())
+                while n := f.readinto(buf): h.update(view[:n])
+        except OSError as e: raise DataError(f"{p}: cannot be read ({e.strerror or e})") from None
+    return h.hexdigest()
+
+# %% ../nbs/01_data.ipynb #7b0e5a14
+_DISK_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+def _cache_unwritable(folder: Path, error: OSError, nbytes: int):
+    "A full disk: one DataError saying how to make room. Any other write failure: a note on stderr, and no cache."
+    if error.errno in _DISK_FULL:
+        raise DataError(f"{folder}: no space left for the document cache ({nbytes / 2**20:.1f} MiB needed); "
+                        "free space there or set BRIGHTPRO_CACHE to a folder with room") from None
+    print(f"brightpro: note: cannot write the document cache in {folder} ({error.strerror or error}); reading the "
+          "documents without it, which is slower (set BRIGHTPRO_CACHE to a writable folder to cache them)", file=sys.stderr)
+
+# %% ../nbs/01_data.ipynb #7b0e5a16
+def _write_cache(cached: Path, table: pa.Table) -> pa.Table:
+    "Write `table` as the cache entry `cached` and map it back; `_cache_unwritable` when it cannot be written."
     try:
         with atomic_write(cached, "wb") as f, pa.ipc.new_file(f, _DOC_SCHEMA) as writer: writer.write_table(table)
         return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
-    except OSError: return table
+    except OSError as e:
+        _cache_unwritable(cached.parent, e, table.nbytes)
+        return table
+
+# %% ../nbs/01_data.ipynb #578d10b4
+def read_documents(source: Source, config: str, domain: str) -> pa.Table:
+    "A domain's documents as one Arrow table, through the memory-mapped cache keyed by the files' content."
+    cached = cache_dir()/"documents"/f"{domain}-{config}-{_content_key(source.files(config, domain))}.arrow"
+    if cached.exists():
+        try: return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
+        except (pa.ArrowException, OSError):   # a damaged entry is rebuilt, never used
+            with contextlib.suppress(OSError): cached.unlink()
+    return _write_cache(cached, _documents_from_files(source, config, domain))
 
 # %% ../nbs/01_data.ipynb #b37deecb
 @dataclass(frozen=True)
@@ -201,6 +279,8 @@ ERROR_KINDS = {
     "bad_weight": "an aspect weight outside {1, 2, 3}",
     "duplicate_id": "an id used twice",
     "empty_query": "a query with empty text",
+    "bad_type": "a field of the wrong type (gold_ids or supporting_docs not a list of strings, a weight not an integer)",
+    "empty_domain": "a domain with no queries or no documents",
 }
 WARNING_KINDS = {
     "gold_without_aspect": "a gold doc under no aspect of its query",
@@ -211,6 +291,7 @@ WARNING_KINDS = {
     "query_without_aspects": "a query with no aspects",
     "aspect_without_query": "an aspect whose id names no query of the domain",
     "empty_document": "a document with empty text",
+    "duplicate_gold_id": "a doc listed twice in one query's gold_ids",
 }
 
 # %% ../nbs/01_data.ipynb #c5318e85
@@ -235,10 +316,46 @@ def _list(v) -> list[str]:
 def _check_columns(domain, tables: dict, problems):
     "A required column absent from a table."
     for config, table in tables.items():
-        if table is None: continue
+        if table is None or (table.num_rows == 0 and table.num_columns == 0): continue  # `[]`: empty, said below
         for f in _REQUIRED[config]:
             if f not in table.column_names:
-                problems.append(Problem("error", "missing_field", domain, "*", f"{config}.{f}", f"{config} has no column {f}"))
+                problems.append(Problem("error", "missing_field", domain, "*", f"{config}.{f}",
+                                        f"{config} has no column {f} (fields: {', '.join(table.column_names) or 'none'})"))
+
+# %% ../nbs/01_data.ipynb #7b0e5a18
+def _check_empty(domain, tables: dict, problems):
+    "A domain whose examples hold no queries, or whose documents hold none."
+    for config, what in (("examples", "queries"), ("documents", "documents")):
+        if tables.get(config) is not None and tables[config].num_rows == 0:
+            problems.append(Problem("error", "empty_domain", domain, "*", config, f"{domain} has no {what} ({config} is empty)"))
+
+# %% ../nbs/01_data.ipynb #7b0e5a21
+_LIST_FIELDS = {"examples": ("gold_ids", "gold_ids_long", "excluded_ids"), "aspects": ("supporting_docs",)}
+_TEXT_FIELDS = {"examples": ("query",), "aspects": ("content",)}
+
+def _kind(v) -> str:
+    "A value as a message names it: its JSON kind and its text, shortened."
+    if v is None: return "null"
+    text = repr(v)
+    return f"{_KINDS.get(type(v), type(v).__name__)} {text if len(text) <= 40 else text[:37] + '...'}"
+
+def _type_error(v, expected) -> str | None:
+    "Why `v` (not null) is not of the `expected` type ('list' of strings or 'text'), or None when it is."
+    if expected == "text": return None if isinstance(v, str) else f"is {_kind(v)}, expected text"
+    if not isinstance(v, list):
+        hint = " (a ';'-joined string reads as one id)" if isinstance(v, str) and ";" in v else ""
+        return f"is {_kind(v)}, expected a list of strings{hint}"
+    odd = [x for x in v if not isinstance(x, str)]
+    return f"holds {_kind(odd[0])}, expected a list of strings" if odd else None
+
+# %% ../nbs/01_data.ipynb #7b0e5a22
+def _check_types(rows: list[dict], ids: list[str], config, domain, problems):
+    "A list field that is not a list of strings, a text field that is not text."
+    fields = [(f, "list") for f in _LIST_FIELDS[config]] + [(f, "text") for f in _TEXT_FIELDS[config]]
+    for r, rid in zip(rows, ids):
+        for f, expected in fields:
+            if r.get(f) is not None and (why := _type_error(r[f], expected)):
+                problems.append(Problem("error", "bad_type", domain, rid, f"{config}.{f}", f"{f} {why}"))
 
 # %% ../nbs/01_data.ipynb #6fb7a8b4
 def _missing(rows: list[dict], config, domain, required, problems, id_field="id"):
@@ -256,14 +373,18 @@ def _duplicates(ids, config, domain, problems):
 
 # %% ../nbs/01_data.ipynb #34eba971
 def _check_examples(domain, examples: pa.Table, problems) -> tuple[list[str], dict[str, set[str]]]:
-    "Query rows without a required field, duplicate ids, empty queries; returns (query ids, {qid: gold ids})."
+    "Query rows: required fields, duplicate ids, types, empty texts, gold ids listed twice; returns (query ids, {qid: gold ids})."
     ex = examples.to_pylist()
     _missing(ex, "examples", domain, [f for f in _REQUIRED["examples"] if f in examples.column_names], problems)
     qids = [str(r.get("id")) for r in ex]
     _duplicates(qids, "examples", domain, problems)
+    _check_types(ex, qids, "examples", domain, problems)
     for r, qid in zip(ex, qids):
         if isinstance(r.get("query"), str) and not r["query"].strip():
             problems.append(Problem("error", "empty_query", domain, qid, "examples.query", "query text is empty"))
+        if isinstance(r.get("gold_ids"), list):
+            for d, n in Counter(g for g in r["gold_ids"] if isinstance(g, str)).items():
+                if n > 1: problems.append(Problem("warning", "duplicate_gold_id", domain, qid, "examples.gold_ids", f"gold doc {d} is listed {n} times"))
     return qids, {qid: set(_list(r.get("gold_ids"))) for r, qid in zip(ex, qids)}
 
 # %% ../nbs/01_data.ipynb #45646cea
@@ -272,6 +393,7 @@ def _check_aspect_rows(domain, aspects: pa.Table, gold: dict, problems) -> tuple
     asp = aspects.to_pylist()
     _missing(asp, "aspects", domain, [f for f in _REQUIRED["aspects"] if f in aspects.column_names], problems)
     _duplicates([str(r.get("id")) for r in asp], "aspects", domain, problems)
+    _check_types(asp, [str(r.get("id")) for r in asp], "aspects", domain, problems)
     supporting: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     doc_queries: dict[str, set] = defaultdict(set)
     for r in asp:
@@ -281,7 +403,9 @@ def _check_aspect_rows(domain, aspects: pa.Table, gold: dict, problems) -> tuple
             problems.append(Problem("error", "aspect_id_format", domain, aid, "aspects.id",
                                     f"expected {domain}-<qid>-a<k> or {domain}-<qid>-aspect-<k>"))
             continue
-        if w is not None and (isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w not in (1, 2, 3)):
+        if w is not None and (isinstance(w, bool) or not isinstance(w, (int, np.integer))):
+            problems.append(Problem("error", "bad_type", domain, aid, "aspects.weight", f"weight is {_kind(w)}, expected an integer 1, 2 or 3"))
+        elif w is not None and w not in (1, 2, 3):
             problems.append(Problem("error", "bad_weight", domain, aid, "aspects.weight", f"weight {w!r} is not 1, 2 or 3"))
         qid = parsed[0]
         if qid not in gold:
@@ -317,10 +441,13 @@ def _check_shared_docs(domain, doc_queries: dict, problems):
 
 # %% ../nbs/01_data.ipynb #b5f7f263
 def _check_documents(domain, documents: pa.Table, qids: list[str], gold: dict, supporting: dict, problems):
-    "Duplicate document ids, empty documents, and gold or supporting docs not in the corpus."
+    "Columns of the wrong type, duplicate document ids, empty documents, and gold or supporting docs not in the corpus."
+    bad = _bad_doc_columns(documents)
+    for f, t in bad.items():
+        problems.append(Problem("error", "bad_type", domain, "*", f"documents.{f}", f"documents {f} is {t}, expected text"))
     ids = documents.column("id").to_numpy(zero_copy_only=False).astype(str)
     _duplicates(ids.tolist(), "documents", domain, problems)
-    if "content" in documents.column_names:
+    if "content" in documents.column_names and "content" not in bad:
         content = documents.column("content")
         empty = pa.compute.or_(pa.compute.is_null(content), pa.compute.equal(pa.compute.utf8_trim_whitespace(content.fill_null("")), ""))
         for i in np.flatnonzero(empty.to_numpy(zero_copy_only=False)):
@@ -335,7 +462,9 @@ def check_tables(domain: str, examples: pa.Table, aspects: pa.Table | None, docu
                  benchmark="brightpro") -> list[Problem]:
     "Every error and warning found in one domain's tables."
     problems: list[Problem] = []
-    _check_columns(domain, dict(examples=examples, aspects=aspects, documents=documents), problems)
+    tables = dict(examples=examples, aspects=aspects, documents=documents)
+    _check_columns(domain, tables, problems)
+    _check_empty(domain, tables, problems)
     qids, gold = _check_examples(domain, examples, problems)
     supporting = {}
     if benchmark == "brightpro" and aspects is not None:
@@ -502,7 +631,8 @@ BRIGHT_QUERY_CONFIGS = ("examples", "gpt4_reason", "claude-3-opus_reason", "Gemi
 
 def _reasoning_queries(frame: pd.DataFrame, source: Source, queries: str, domain: str) -> pd.DataFrame:
     "`frame` with each query text replaced by its row in the `queries` config."
-    reason = _queries_frame(source.table(queries, domain, columns=["id", "query"]))
+    reason = _require_fields(source, queries, domain, source.table(queries, domain, columns=["id", "query"]), ("id", "query"))
+    reason = _queries_frame(reason)
     text = dict(zip(reason["id"], reason["query"]))
     missing = [q for q in frame["id"] if q not in text]
     if missing: raise DataError(f"{source.dataset}: {queries} of {domain} lacks queries {', '.join(missing[:5])}")

@@ -17,11 +17,12 @@ import pyarrow.compute as pc
 from fastcore.basics import patch
 
 from .core import DOMAINS, BrightproError, check_alpha, check_aspect_map, check_ks
-from .runs import Run, RunError, read_run, write_qrels, write_diversity_qrels
+from .runs import Run, RunError, check_ties, read_run, write_qrels, write_diversity_qrels
 from .metrics import METRICS, domain_judgements, score_judgements, mean_scores
 
 # %% auto #0
-__all__ = ['RUN_FILE_NAMES', 'split_by_domain', 'load_run_for_domains', 'Evaluation', 'evaluate_runs', 'export_qrels']
+__all__ = ['RUN_FILE_NAMES', 'split_by_domain', 'load_run_for_domains', 'Evaluation', 'check_cut', 'evaluate_runs',
+           'export_qrels']
 
 # %% ../nbs/07_evaluate.ipynb #6ace2ee0
 _PREFIX = re.compile(r"^(?P<domain>[A-Za-z_\-]+?)[-/:](?P<qid>[^-/:]+)$")
@@ -62,7 +63,8 @@ def split_by_domain(run: Run, domains: dict) -> tuple[dict, list]:
     return out, unknown
 
 # %% ../nbs/07_evaluate.ipynb #fde38801
-RUN_FILE_NAMES = ("{d}.trec", "{d}.score.json", "{d}.json", "{d}.run", "{d}.txt")
+RUN_FILE_NAMES = ("{d}.score.json", "{d}.trec", "{d}.json", "{d}.run", "{d}.txt",
+                  "{d}.score.json.gz", "{d}.trec.gz", "{d}.json.gz")   # score.json first: it keeps the harness's tie order
 
 def _domain_file(folder: Path, domain: str) -> Path | None:
     for d in dict.fromkeys([domain, domain.replace("_", "-")]):
@@ -71,12 +73,12 @@ def _domain_file(folder: Path, domain: str) -> Path | None:
     return None
 
 # %% ../nbs/07_evaluate.ipynb #9993e66f
-def _load_run_dir(path: Path, domains: dict, name, cut) -> tuple[str, dict, list, dict]:
+def _load_run_dir(path: Path, domains: dict, name, cut, ties) -> tuple[str, dict, list, dict]:
     runs, missing = {}, []
     for d in domains:
         f = _domain_file(path, d)
         if f is None: missing.append(d); continue
-        runs[d] = read_run(f, name=name or path.name, cut=cut)
+        runs[d] = read_run(f, name=name or path.name, cut=cut, ties=ties)
     if missing:
         raise RunError(f"{path}: no run for domain {', '.join(missing)} (looked for "
                        f"{', '.join(p.format(d=missing[0]) for p in RUN_FILE_NAMES[:2])}); choose domains with --domain")
@@ -87,12 +89,13 @@ def _load_run_dir(path: Path, domains: dict, name, cut) -> tuple[str, dict, list
         runs[d] = parts.get(d, r.subset([]))
     return name or path.name, runs, unknown, {"duplicates": sum(r.meta.get("duplicates", 0) for r in runs.values())}
 
-def load_run_for_domains(spec, domains: dict, name: str | None = None, cut: int | None = None) -> tuple[str, dict, list, dict]:
+def load_run_for_domains(spec, domains: dict, name: str | None = None, cut: int | None = None,
+                         ties: str = "harness") -> tuple[str, dict, list, dict]:
     "Read `spec` (a run file or a per-domain run directory) for `domains`; returns (name, {domain: Run}, unknown ids, meta)."
     path = Path(spec)
     if not path.exists(): raise RunError(f"{path}: no such run file or directory")
-    if path.is_dir(): return _load_run_dir(path, domains, name, cut)
-    run = read_run(path, name=name, cut=cut)
+    if path.is_dir(): return _load_run_dir(path, domains, name, cut, ties)
+    run = read_run(path, name=name, cut=cut, ties=ties)
     runs, unknown = split_by_domain(run, domains)
     return run.name, runs, unknown, {"duplicates": run.meta.get("duplicates", 0)}
 
@@ -128,8 +131,10 @@ def objects(self: Evaluation) -> list[dict]:
              "provenance": self.meta["_provenance"].get(d), "counts": _clean(self.counts[d])}
             for d, means in self.domain_means.items()]
     if len(self.domain_means) > 1:
+        over = self.meta.get("overall_domains", list(self.domain_means))
         objs.append({"domain": "overall", "run": self.run, "queries": sum(c["queries"] for c in self.counts.values()),
-                     "metrics": _clean(self.overall), **meta, "statistic": "mean of the domain means"})
+                     "metrics": _clean(self.overall), **meta, "statistic": "mean of the domain means"
+                     + ("" if len(over) == len(self.domain_means) else f" over {', '.join(over)}")})
     return objs
 
 # %% ../nbs/07_evaluate.ipynb #f8db0f79
@@ -138,10 +143,13 @@ def to_text(self: Evaluation) -> str:
     "A fixed-width table: one row per domain (and 'overall'), one column per metric@k."
     m = self.meta
     head = (f"run: {self.run}   dataset: {m['dataset']}   benchmark: {m['benchmark']}   k: {','.join(map(str, m['k']))}"
-            + (f"   alpha: {m['alpha']}   aspect map: {m['aspect_map']}" if m["benchmark"] != "bright" else ""))
+            + (f"   alpha: {m['alpha']}   aspect map: {m['aspect_map']}" if m["benchmark"] != "bright" else "")
+            + (f"   ties: {m['ties']}" if m.get("ties", "harness") != "harness" else ""))
     names = [c for c in self.per_query.columns if "@" in c]
     rows = [(d, self.counts[d]["queries"], [self.domain_means[d][n] for n in names]) for d in self.domain_means]
-    if len(rows) > 1: rows.append(("overall", sum(r[1] for r in rows), [self.overall[n] for n in names]))
+    over = m.get("overall_domains", list(self.domain_means))
+    label = "overall" if len(over) == len(rows) else f"overall ({', '.join(over)})"
+    if len(rows) > 1: rows.append((label, sum(r[1] for r in rows), [self.overall[n] for n in names]))
     w = max(len("domain"), *(len(r[0]) for r in rows))
     cw = [max(8, len(n)) for n in names]
     lines = [head, f"{'domain':<{w}} {'queries':>7} " + " ".join(f"{n:>{c}}" for n, c in zip(names, cw))]
@@ -192,9 +200,9 @@ def _outside(run: Run, ids) -> tuple[int, int]:
 # %% ../nbs/07_evaluate.ipynb #d92fc728
 def _empty_run(name) -> Run: return Run(np.array([], dtype=object), np.zeros(1, np.int64), np.array([], dtype=object), None, name)
 
-def _score_domain(run, dom, J, names, compute_ks, alpha, metrics, missing) -> tuple[pd.DataFrame, dict]:
+def _score_domain(run, dom, J, names, compute_ks, alpha, metrics, missing, ties) -> tuple[pd.DataFrame, dict]:
     "Per-query frame (domain, qid, metric@k ...) and counts of one domain."
-    pq = score_judgements(run, J, compute_ks, alpha, metrics, missing) if len(run) else None
+    pq = score_judgements(run, J, compute_ks, alpha, metrics, missing, ties=ties) if len(run) else None
     if pq is None:
         pq, n_missing = pd.DataFrame({"qid": dom.qids, **{n: np.nan for n in names}}), len(dom.qids)
     else: n_missing = pq.attrs["missing_queries"]
@@ -203,12 +211,30 @@ def _score_domain(run, dom, J, names, compute_ks, alpha, metrics, missing) -> tu
     return pq, {"queries": len(dom.qids) - n_missing, "dataset_queries": len(dom.qids), "missing_queries": n_missing}
 
 # %% ../nbs/07_evaluate.ipynb #bb50169c
-def _read_runs(spec, domains, cut) -> tuple[str, dict, list, dict]:
+def check_cut(cut) -> int | None:
+    "None (no cut) or a positive number of documents kept per query before scoring."
+    if cut is None: return None
+    if isinstance(cut, bool) or not isinstance(cut, (int, np.integer)) or cut < 1:
+        raise BrightproError(f"cut must be a positive number of documents (the harness keeps 200), got {cut!r}")
+    return int(cut)
+
+def _read_runs(spec, domains, cut, ties) -> tuple[str, dict, list, dict]:
     "A path (file or directory), a `Run` or a run dict, split across `domains`."
-    if isinstance(spec, (str, Path)): return load_run_for_domains(spec, domains, cut=cut)
+    if isinstance(spec, (str, Path)): return load_run_for_domains(spec, domains, cut=cut, ties=ties)
     r = spec if isinstance(spec, Run) else Run.from_dict(spec)
+    if ties == "trec_eval": r = r.in_trec_order()
     runs, unknown = split_by_domain(r.cut(cut) if cut else r, domains)
     return r.name, runs, unknown, {"duplicates": r.meta.get("duplicates", 0)}
+
+def _covered_domains(name, counts, partial: bool) -> list[str]:
+    "The domains the run ranks; a run that leaves some out is refused unless `partial` (its 'overall' would mislead)."
+    covered = [d for d, c in counts.items() if c["queries"]]
+    absent = [d for d in counts if d not in covered]
+    if absent and not partial:
+        raise BrightproError(f"run {name} ranks no query of {', '.join(absent)}, so its overall row would be the mean of "
+                             f"{len(covered)} of the {len(counts)} domains asked for; choose the domains it covers with "
+                             f"--domain {','.join(covered)}, or pass --partial to report the overall over those")
+    return covered
 
 def _refuse_unranked(name, counts, unknown, domains):
     if sum(c["queries"] for c in counts.values()): return
@@ -221,29 +247,36 @@ def _refuse_unranked(name, counts, unknown, domains):
 # %% ../nbs/07_evaluate.ipynb #cc2e61ed
 def _evaluate_one(spec, domains, judgements, settings, corpus) -> Evaluation:
     s = settings
-    name, runs, unknown, rmeta = _read_runs(spec, domains, s["cut"])
+    name, runs, unknown, rmeta = _read_runs(spec, domains, s["cut"], s["ties"])
     frames, dmeans, counts = [], {}, {}
     for d, dom in domains.items():
         run = runs.get(d)
         if run is None or len(run) == 0: run = _empty_run(name)
-        pq, counts[d] = _score_domain(run, dom, judgements[d], s["names"], s["compute_ks"], s["alpha"], s["metrics"], s["missing"])
+        pq, counts[d] = _score_domain(run, dom, judgements[d], s["names"], s["compute_ks"], s["alpha"], s["metrics"], s["missing"], s["ties"])
         frames.append(pq); dmeans[d] = mean_scores(pq)
         if s["check_corpus"] and len(run):
             if d not in corpus: corpus[d] = _corpus_ids(dom)
             if corpus[d] is not None:
                 counts[d].update(zip(("docs_outside_corpus", "ranked_outside_corpus"), _outside(run, corpus[d])))
     _refuse_unranked(name, counts, unknown, domains)
-    domain_vals = pd.DataFrame(dmeans).T
+    covered = _covered_domains(name, counts, s["partial"])
+    domain_vals = pd.DataFrame({d: dmeans[d] for d in covered}).T
     overall = {n: float(domain_vals[n].mean()) if domain_vals[n].notna().any() else float("nan") for n in s["names"]}
-    meta = {**s["meta"], "unknown_queries": len(unknown), "unknown_query_ids": list(unknown)[:10],
+    meta = {**s["meta"], "overall_domains": covered, "unknown_queries": len(unknown), "unknown_query_ids": list(unknown)[:10],
             "duplicates_dropped": int(rmeta.get("duplicates", 0)), "_provenance": {d: dom.provenance for d, dom in domains.items()}}
     if s["meta"]["benchmark"] == "bright": meta["documents"] = s["documents"]
     return Evaluation(name, pd.concat(frames, ignore_index=True), dmeans, overall, meta, counts)
 
 # %% ../nbs/07_evaluate.ipynb #56e6303c
 def evaluate_runs(run_specs, domains: dict, k=None, alpha: float = 0.5, aspect_map: str = "harness",
-                  benchmark: str | None = None, cut: int | None = None, check_corpus: bool = True, missing: str = "skip") -> list[Evaluation]:
-    "Score each run (a path, or a `Run`/dict for a single domain) on `domains` ({name: Domain})."
+                  benchmark: str | None = None, cut: int | None = None, check_corpus: bool = True, missing: str = "skip",
+                  partial: bool = False, ties: str = "harness") -> list[Evaluation]:
+    """Score each run (a path, or a `Run`/dict for a single domain) on `domains` ({name: Domain}).
+
+    A run that ranks no query of some of the domains is refused, unless `partial`: then 'overall' is the mean over the
+    domains it covers, and says so. `ties`: 'harness' breaks equal scores per metric as the authors' scripts do
+    (alpha-nDCG and Aspect-Recall in the run's own order, nDCG and Recall as trec_eval); 'trec_eval' for every metric."""
+    cut, ties = check_cut(cut), check_ties(ties)
     if not domains: raise BrightproError("no domains to evaluate")
     first = next(iter(domains.values()))
     benchmark = benchmark or first.benchmark
@@ -252,10 +285,10 @@ def evaluate_runs(run_specs, domains: dict, k=None, alpha: float = 0.5, aspect_m
     alpha, aspect_map = check_alpha(alpha), check_aspect_map(aspect_map)
     metrics, compute_ks, names = _columns(benchmark, ks, long)
     bp = benchmark != "bright"
-    settings = dict(cut=cut, names=names, compute_ks=compute_ks, alpha=alpha, metrics=metrics, missing=missing,
+    settings = dict(cut=cut, names=names, compute_ks=compute_ks, alpha=alpha, metrics=metrics, missing=missing, partial=partial, ties=ties,
                     check_corpus=check_corpus, documents="long_documents" if long else "documents",
                     meta={"benchmark": benchmark, "k": ks, "alpha": alpha if bp else None, "aspect_map": aspect_map if bp else None,
-                          "cut": cut, "dataset": first.source.dataset})
+                          "cut": cut, "ties": ties, "dataset": first.source.dataset})
     judgements = {d: domain_judgements(dom, aspect_map, benchmark) for d, dom in domains.items()}
     corpus = {}   # document ids per domain, read once for all runs
     return [_evaluate_one(spec, domains, judgements, settings, corpus) for spec in run_specs]

@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 from fastcore.basics import patch
 from .core import ASPECT_MAPS, BrightproError, check_alpha, check_aspect_map, check_ks, ragged_arange
-from .runs import Run
+from .runs import TIES, Run, check_ties
 
 # %% auto #0
 __all__ = ['METRICS', 'Judgements', 'RankedJudgements', 'rank_judgements', 'score_judgements', 'evaluate_run', 'mean_scores',
-           'domain_judgements', 'evaluate_domain', 'ASPECT_MAPS']
+           'domain_judgements', 'evaluate_domain', 'ASPECT_MAPS', 'TIES']
 
 # %% ../nbs/03_metrics.ipynb #5466154d
 METRICS = ("alpha_ndcg", "aspect_recall", "ndcg", "recall")
@@ -62,27 +62,40 @@ def _covering_docs(code: dict, inverse: dict, gold_set: set) -> tuple[list, list
         docs += extra; js += [j] * len(extra)
     return docs, js
 
+# %% ../nbs/03_metrics.ipynb #8d1c6b81
+def _dedup_gold(g) -> tuple[list, list]:
+    "A query's gold ids once each (first listing kept), and the listings that repeat an id."
+    unique = list(dict.fromkeys(g))
+    if len(unique) == len(g): return list(g), []
+    seen, repeats = set(), []
+    for d in g:
+        if d in seen: repeats.append(d)
+        seen.add(d)
+    return unique, repeats
+
 # %% ../nbs/03_metrics.ipynb #21d14bcf
-def _judged_rows(qids, gold, doc_aspects, per_query_map) -> tuple:
+def _judged_rows(qids, gold, doc_aspects, per_query_map, count_duplicate_gold=True) -> tuple:
     """Rows `(query index, docid, gold?, aspect index)`: each query's gold docs, then the others covering its aspects;
-    pairs `(query index, aspect id, aspect index)` for every aspect of `A_q`; gold docs per query and per aspect."""
+    pairs `(query index, aspect id, aspect index)` for every aspect of `A_q`; gold docs per query and per aspect (a gold
+    id listed twice counted twice there with `count_duplicate_gold`, as the harness's ideal counts it)."""
     flat_map = doc_aspects if doc_aspects and not per_query_map else None
     inverse = _inverse(flat_map) if flat_map else None
     rq, rdoc, rgold, rasp = [], [], [], []
     pq, pa, pl = [], [], []
     n_gold, counts_q = [], []
     for i, q in enumerate(qids):
-        g = gold.get(q) or ()
-        gs = set(g)
-        if len(gs) != len(g): g = list(dict.fromkeys(g))              # a gold id listed twice counts once
+        g, repeats = _dedup_gold(gold.get(q) or ())
         n_gold.append(len(g))
         if not g: counts_q.append(()); continue
         m = flat_map if flat_map is not None else (doc_aspects.get(q, {}) if doc_aspects else {})
         js, code, counts = _gold_aspects(g, m)
+        if count_duplicate_gold:
+            for a in map(m.get, repeats):
+                if a in code: counts[code[a]] += 1
         rq += [i] * len(g); rdoc += g; rgold += [True] * len(g); rasp += js
         counts_q.append(counts)
         if not code: continue
-        extra, ej = _covering_docs(code, inverse if inverse is not None else _inverse(m), gs)
+        extra, ej = _covering_docs(code, inverse if inverse is not None else _inverse(m), set(g))
         rq += [i] * len(extra); rdoc += extra; rgold += [False] * len(extra); rasp += ej
         for a, j in code.items(): pq.append(i); pa.append(a); pl.append(j)
     return (rq, rdoc, rgold, rasp), (pq, pa, pl), n_gold, counts_q
@@ -176,10 +189,11 @@ def _lookup(self: Judgements, codes=None, vocab=None):
 # %% ../nbs/03_metrics.ipynb #9fc086af
 @patch(cls_method=True)
 def build(cls: Judgements, gold: dict, doc_aspects: dict | None = None, weights: dict | None = None,
-          excluded: dict | None = None, qids=None) -> Judgements:
-    "Judgements from plain structures (see `evaluate_run`); the loop runs over gold documents, never ranked ones."
+          excluded: dict | None = None, qids=None, count_duplicate_gold: bool = True) -> Judgements:
+    """Judgements from plain structures (see `evaluate_run`); the loop runs over gold documents, never ranked ones.
+    `count_duplicate_gold`: a gold id listed twice counts twice in alpha-nDCG's ideal (the harness), else once."""
     gold, doc_aspects, weights, excluded, qids, per_query_map = _normalised_inputs(gold, doc_aspects, weights, excluded, qids)
-    rows, pairs, n_gold, counts_q = _judged_rows(qids, gold, doc_aspects, per_query_map)
+    rows, pairs, n_gold, counts_q = _judged_rows(qids, gold, doc_aspects, per_query_map, count_duplicate_gold)
     rexc = _mark_excluded(rows, qids, excluded)
     aspect_gold = _aspect_gold(counts_q, len(qids))
     weight = _weight_matrix(weights, qids, pairs, aspect_gold.shape)
@@ -270,9 +284,11 @@ def _drop_excluded(J: Judgements, qi, pos, jrow) -> tuple:
     return qi[keep], (pos - before)[keep], jrow[keep]
 
 # %% ../nbs/03_metrics.ipynb #c79837d6
-def rank_judgements(run: Run, J: Judgements, depth: int) -> RankedJudgements:
-    "Join the top `depth` documents of every query in `run` with `J`, after removing excluded documents."
+def rank_judgements(run: Run, J: Judgements, depth: int, order: np.ndarray | None = None) -> RankedJudgements:
+    """Join the top `depth` documents of every query in `run` with `J`, after removing excluded documents; `order`
+    (a row order such as `Run.trec_eval_order`'s) ranks the run's rows another way."""
     in_run, unknown, lengths, rows, pos = _ranked_rows(run, J, depth)
+    if order is not None: rows = order[rows]
     vocab, h_sorted, h_order, jkey_sorted, jorder = J._lookup()
     hit, vcode = _judged_docs(run, rows, vocab, h_sorted, h_order)
     hit, qi, jrow = _judged_pairs(hit, vcode, lengths, len(vocab), jkey_sorted, jorder)
@@ -331,26 +347,37 @@ def _first_cover(R: RankedJudgements, J: Judgements) -> np.ndarray:
     np.minimum.at(first, (qi, R.aspect[qi, pos]), pos)
     return first
 
+# %% ../nbs/03_metrics.ipynb #c9cfdb82
+def _at(cum: np.ndarray, k: int) -> np.ndarray:
+    "Column `k` (1-based) of a cumulative [n, depth] matrix; beyond its depth the value no longer changes."
+    return cum[:, min(k, cum.shape[1]) - 1]
+
+def _ideal_depth(counts, k_max: int) -> int:
+    "Columns an ideal needs: the deepest k, but never more than the most gains one query has (at least 1)."
+    return max(1, min(k_max, int(np.max(counts, initial=0))))
+
 # %% ../nbs/03_metrics.ipynb #b4dccbe7
 def _alpha_ndcg_columns(R: RankedJudgements, J: Judgements, ks: list, alpha: float, disc) -> dict:
-    dcg, idcg = _alpha_dcg(R, J, alpha, disc), _ideal_alpha(J, alpha, len(disc), disc)
-    return {f"alpha_ndcg@{k}": np.where(idcg[:, k - 1] > 0, dcg[:, k - 1] / idcg[:, k - 1], np.nan) for k in ks}
+    dcg = _alpha_dcg(R, J, alpha, disc)
+    idcg = _ideal_alpha(J, alpha, _ideal_depth(J.aspect_gold.sum(1), ks[-1]), disc)
+    return {f"alpha_ndcg@{k}": np.where(_at(idcg, k) > 0, _at(dcg, k) / _at(idcg, k), np.nan) for k in ks}
 
 def _aspect_recall_columns(R: RankedJudgements, J: Judgements, ks: list) -> dict:
-    first, in_aq = _first_cover(R, J), J.aspect_gold > 0
-    return {f"aspect_recall@{k}": np.where(J.n_gold > 0, (J.weight * ((first < k) & in_aq)).sum(1), np.nan) for k in ks}
+    first, in_aq, depth = _first_cover(R, J), J.aspect_gold > 0, R.aspect.shape[1]
+    return {f"aspect_recall@{k}": np.where(J.n_gold > 0, (J.weight * ((first < min(k, depth)) & in_aq)).sum(1), np.nan)
+            for k in ks}
 
 def _ndcg_columns(R: RankedJudgements, J: Judgements, ks: list, disc) -> dict:
-    dcg, ideal, out = np.cumsum(R.gold * disc, axis=1), np.cumsum(disc), {}
+    dcg, ideal, out = np.cumsum(R.gold * disc[:R.gold.shape[1]], axis=1), np.cumsum(disc), {}
     for k in ks:
-        n_ideal = np.minimum(J.n_gold, k)
+        n_ideal = np.minimum(J.n_gold, k)                              # never more than len(disc)
         idcg = np.where(n_ideal > 0, ideal[np.maximum(n_ideal, 1) - 1], 0.0)
-        out[f"ndcg@{k}"] = np.where(idcg > 0, dcg[:, k - 1] / idcg, np.nan)
+        out[f"ndcg@{k}"] = np.where(idcg > 0, _at(dcg, k) / idcg, np.nan)
     return out
 
 def _recall_columns(R: RankedJudgements, J: Judgements, ks: list) -> dict:
     found = np.cumsum(R.gold, axis=1)
-    return {f"recall@{k}": np.where(J.n_gold > 0, found[:, k - 1] / J.n_gold, np.nan) for k in ks}
+    return {f"recall@{k}": np.where(J.n_gold > 0, _at(found, k) / J.n_gold, np.nan) for k in ks}
 
 # %% ../nbs/03_metrics.ipynb #dcd35ab8
 def _metric_names(metrics, J: Judgements) -> list[str]:
@@ -360,40 +387,61 @@ def _metric_names(metrics, J: Judgements) -> list[str]:
     if bad: raise BrightproError(f"unknown metric {', '.join(bad)}; choose from {', '.join(METRICS)}")
     return metrics
 
+# %% ../nbs/03_metrics.ipynb #f394569c
+def _ranked_depth(run: Run, k_max: int) -> int:
+    "Columns of the ranked matrices: the deepest k asked for, never more than the run's deepest ranking (at least 1)."
+    return max(1, min(k_max, int(run.lengths.max()) if len(run) else 0))
+
+def _ranked_views(run: Run, J: Judgements, depth: int, metrics, ties: str) -> tuple:
+    """(ranking for alpha-nDCG and Aspect-Recall, ranking for nDCG and Recall), None where no metric needs it: the
+    run's own order and trec_eval's (`ties="harness"`), or trec_eval's for both (`ties="trec_eval"`)."""
+    want_aspects = bool({"alpha_ndcg", "aspect_recall"} & set(metrics))
+    want_trec = bool({"ndcg", "recall"} & set(metrics))
+    trec = run.trec_eval_order(need=depth + int(J.n_excluded.max(initial=0))) if want_trec or ties == "trec_eval" else None
+    own = trec if ties == "trec_eval" else None
+    R_aspects = rank_judgements(run, J, depth, own) if want_aspects else None
+    if not want_trec: return R_aspects, None
+    return R_aspects, R_aspects if R_aspects is not None and own is trec else rank_judgements(run, J, depth, trec)
+
 # %% ../nbs/03_metrics.ipynb #00902046
-def score_judgements(run, J: Judgements, k=25, alpha: float = 0.5, metrics=None, missing: str = "skip") -> pd.DataFrame:
+def score_judgements(run, J: Judgements, k=25, alpha: float = 0.5, metrics=None, missing: str = "skip",
+                     ties: str = "harness") -> pd.DataFrame:
     "Per-query scores of `run` against prepared judgements `J`; see `evaluate_run`."
-    run, ks, alpha = _as_run(run), check_ks(k), check_alpha(alpha)
+    run, ks, alpha, ties = _as_run(run), check_ks(k), check_alpha(alpha), check_ties(ties)
     metrics = _metric_names(metrics, J)
     if missing not in ("skip", "zero"): raise BrightproError(f"missing must be 'skip' or 'zero', got {missing!r}")
-    disc = _discounts(ks[-1])
-    R = rank_judgements(run, J, ks[-1])
+    depth = _ranked_depth(run, ks[-1])            # work and memory follow the run's depth, not k
+    disc = _discounts(max(depth, _ideal_depth(J.aspect_gold.sum(1), ks[-1]), _ideal_depth(J.n_gold, ks[-1])))
+    R_aspects, R_trec = _ranked_views(run, J, depth, metrics, ties)
     cols = {}
     with np.errstate(invalid="ignore", divide="ignore"):
-        if "alpha_ndcg" in metrics: cols.update(_alpha_ndcg_columns(R, J, ks, alpha, disc))
-        if "aspect_recall" in metrics: cols.update(_aspect_recall_columns(R, J, ks))
-        if "ndcg" in metrics: cols.update(_ndcg_columns(R, J, ks, disc))
-        if "recall" in metrics: cols.update(_recall_columns(R, J, ks))
+        if "alpha_ndcg" in metrics: cols.update(_alpha_ndcg_columns(R_aspects, J, ks, alpha, disc))
+        if "aspect_recall" in metrics: cols.update(_aspect_recall_columns(R_aspects, J, ks))
+        if "ndcg" in metrics: cols.update(_ndcg_columns(R_trec, J, ks, disc))
+        if "recall" in metrics: cols.update(_recall_columns(R_trec, J, ks))
+    R = R_aspects if R_aspects is not None else R_trec
     names = [f"{m}@{kk}" for m in METRICS if m in metrics for kk in ks]
     if missing == "skip":   # else an unranked query already scores 0 (NaN without gold)
         for n in names: cols[n][~R.in_run] = np.nan
     df = pd.DataFrame({"qid": pd.Series(J.qids, dtype=object), **{n: cols[n] for n in names}})
     df.attrs.update(queries=len(J.qids), missing_queries=int((~R.in_run).sum()), unknown_queries=len(R.unknown_queries),
-                    unknown_query_ids=R.unknown_queries[:20], k=ks, alpha=alpha)
+                    unknown_query_ids=R.unknown_queries[:20], k=ks, alpha=alpha, ties=ties)
     return df
 
 # %% ../nbs/03_metrics.ipynb #4796bdad
 def evaluate_run(run, gold: dict, doc_aspects: dict | None = None, weights: dict | None = None, k=25, alpha: float = 0.5,
-                 metrics=None, excluded: dict | None = None, qids=None, missing: str = "skip") -> pd.DataFrame:
+                 metrics=None, excluded: dict | None = None, qids=None, missing: str = "skip", ties: str = "harness",
+                 count_duplicate_gold: bool = True) -> pd.DataFrame:
     """Per-query scores: a DataFrame with `qid` and one column per `metric@k` (`alpha_ndcg@25`, `ndcg@10`, ...).
 
     `run`: a `Run`, `{qid: [docid, ...]}` or `{qid: {docid: score}}`. `gold`: `{qid: [docid, ...]}`.
     `doc_aspects`: `{qid: {docid: aspect}}` or one `{docid: aspect}` map (the harness). `weights`: `{qid: {aspect: w}}`
     (normalised here) or a flat `{aspect: w}` used as given. `excluded`: `{qid: [docid, ...]}` removed before the cut.
-    `qids`: the evaluated queries (default: the keys of `gold`)."""
-    J = Judgements.build(gold, doc_aspects, weights, excluded, qids)
+    `qids`: the evaluated queries (default: the keys of `gold`). `ties`: 'harness' or 'trec_eval' (see above).
+    `count_duplicate_gold`: a gold id listed twice counts twice in alpha-nDCG's ideal, as in the harness."""
+    J = Judgements.build(gold, doc_aspects, weights, excluded, qids, count_duplicate_gold)
     if metrics is None: metrics = METRICS if J.has_aspects else ("ndcg", "recall")
-    return score_judgements(run, J, k, alpha, metrics, missing)
+    return score_judgements(run, J, k, alpha, metrics, missing, ties)
 
 # %% ../nbs/03_metrics.ipynb #5ae5a951
 def mean_scores(per_query: pd.DataFrame) -> dict:
@@ -407,23 +455,25 @@ def mean_scores(per_query: pd.DataFrame) -> dict:
     return out
 
 # %% ../nbs/03_metrics.ipynb #a9837127
-_all_ = ["ASPECT_MAPS"]   # core's names of the doc-to-aspect maps, importable from here as well
+_all_ = ["ASPECT_MAPS", "TIES"]   # core's aspect-map names and runs' tie rules, importable from here as well
 
 # %% ../nbs/03_metrics.ipynb #6d74d83c
 def domain_judgements(domain, aspect_map: str = "harness", benchmark: str | None = None) -> Judgements:
-    "Judgements of a loaded `brightpro.data.Domain` under the Bright-Pro (aspects) or BRIGHT (excluded ids) protocol."
+    """Judgements of a loaded `brightpro.data.Domain` under the Bright-Pro (aspects) or BRIGHT (excluded ids) protocol.
+    With the harness's map a gold id listed twice counts twice in alpha-nDCG's ideal, as in the harness; per query once."""
     check_aspect_map(aspect_map)
     benchmark = benchmark or domain.benchmark
     if benchmark == "bright":
         return Judgements.build(domain.gold, excluded=domain.excluded, qids=domain.qids)
     if not len(domain.aspects): return Judgements.build(domain.gold, qids=domain.qids)
-    return Judgements.build(domain.gold, domain.doc_aspects(aspect_map), domain.aspect_weights, qids=domain.qids)
+    return Judgements.build(domain.gold, domain.doc_aspects(aspect_map), domain.aspect_weights, qids=domain.qids,
+                            count_duplicate_gold=aspect_map == "harness")
 
 # %% ../nbs/03_metrics.ipynb #d66061e2
 def evaluate_domain(run, domain, k=25, alpha: float = 0.5, aspect_map: str = "harness", benchmark: str | None = None,
-                    metrics=None, missing: str = "skip") -> pd.DataFrame:
+                    metrics=None, missing: str = "skip", ties: str = "harness") -> pd.DataFrame:
     "Per-query scores of `run` on a loaded domain (Bright-Pro metrics, or BRIGHT's with `benchmark='bright'`)."
     benchmark = benchmark or domain.benchmark
     J = domain_judgements(domain, aspect_map, benchmark)
     if metrics is None: metrics = ("ndcg", "recall") if benchmark == "bright" else METRICS
-    return score_judgements(run, J, k, alpha, metrics, missing)
+    return score_judgements(run, J, k, alpha, metrics, missing, ties)

@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/runs.html.md"""
 
 # %% ../nbs/02_runs.ipynb #c8b5e67a
 from __future__ import annotations
-import json, math
+import codecs, gzip, json, math
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
@@ -15,34 +15,53 @@ from fastcore.basics import patch
 from .core import BrightproError, atomic_write, ragged_arange
 
 # %% auto #0
-__all__ = ['TREC_COLUMNS', 'RunError', 'Run', 'read_trec_run', 'read_json_run', 'read_run', 'write_trec_run', 'write_json_run',
-           'write_qrels', 'diversity_qrels', 'write_diversity_qrels']
+__all__ = ['TREC_COLUMNS', 'TIES', 'RunError', 'Run', 'check_ties', 'read_trec_run', 'read_json_run', 'read_run',
+           'write_trec_run', 'write_json_run', 'write_qrels', 'diversity_qrels', 'write_diversity_qrels']
 
 # %% ../nbs/02_runs.ipynb #43f7ce4c
 class RunError(BrightproError):
     "A run file or run object that cannot be evaluated."
 
 # %% ../nbs/02_runs.ipynb #04063755
-def _group_order(q_codes: np.ndarray, scores: np.ndarray | None, docids: np.ndarray) -> np.ndarray:
-    "Row order that sorts by query (first appearance), score descending, then docid descending (trec_eval's rule)."
+def _score_order(q_codes: np.ndarray, scores: np.ndarray | None) -> np.ndarray:
+    "Row order by query (first appearance), then score descending; equal scores keep their order (a stable sort)."
     n = len(q_codes)
     grouped = n < 2 or bool((q_codes[1:] >= q_codes[:-1]).all())          # queries contiguous, in first-appearance order
     if scores is None: return np.arange(n) if grouped else np.argsort(q_codes, kind="stable")
     same_q = q_codes[1:] == q_codes[:-1]
-    if grouped and bool((scores[1:][same_q] <= scores[:-1][same_q]).all()): order = np.arange(n)   # already ranked
-    else:
-        order = np.argsort(-scores, kind="stable")
-        order = order[np.argsort(q_codes[order], kind="stable")]
-    qs, ss = q_codes[order], scores[order]
+    if grouped and bool((scores[1:][same_q] <= scores[:-1][same_q]).all()): return np.arange(n)   # already ranked
+    order = np.argsort(-scores, kind="stable")
+    return order[np.argsort(q_codes[order], kind="stable")]
+
+# %% ../nbs/02_runs.ipynb #bf294cfa
+def _tied_rows(qs, ss, pos=None, need=None) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the rows inside a block of equal (query, score) of the ranked `qs`, `ss`, and each one's block
+    number. With `pos` (rank within the query) and `need` (one depth per query), only blocks starting above it."""
     tied = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
-    if not tied.any(): return order
-    # Only rows inside a block of equal (query, score) need the docid tie-break: sort just those, by id descending.
-    in_tie = np.zeros(n, bool); in_tie[1:] |= tied; in_tie[:-1] |= tied
-    at = np.flatnonzero(in_tie)
-    block = np.cumsum(np.r_[True, ~tied])[at]                         # which tied block each of those rows is in
+    if not tied.any(): return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = np.r_[True, ~tied]
+    block = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)
+    keep = np.diff(np.r_[first, len(qs)]) > 1
+    if need is not None: keep &= pos[first] < need[qs[first]]
+    at = np.flatnonzero(keep[block])
+    return at, block[at]
+
+# %% ../nbs/02_runs.ipynb #f0ca9e22
+def _docid_ties(order, q_codes, scores, docids, pos=None, need=None) -> np.ndarray:
+    "`order` with each block of equal (query, score) re-sorted by docid, descending (trec_eval's rule)."
+    at, block = _tied_rows(q_codes[order], scores[order], pos, need)
+    if not len(at): return order
     doc_rank = pd.factorize(pd.Series(docids[order[at]], dtype=object).astype(str), sort=True)[0]
+    order = order.copy()
     order[at] = order[at][np.lexsort((-doc_rank, block))]
     return order
+
+# %% ../nbs/02_runs.ipynb #0ae7b26a
+def _group_order(q_codes: np.ndarray, scores: np.ndarray | None, docids: np.ndarray, tie_order: str = "trec_eval") -> np.ndarray:
+    "Rows by query, score descending, and equal scores by docid descending ('trec_eval') or as they came ('file')."
+    order = _score_order(q_codes, scores)
+    return order if scores is None or tie_order == "file" else _docid_ties(order, q_codes, scores, docids)
 
 # %% ../nbs/02_runs.ipynb #c9264eac
 def _hashes(docids: np.ndarray) -> np.ndarray:
@@ -89,57 +108,102 @@ class Run:
 
 # %% ../nbs/02_runs.ipynb #b94ef84f
 @patch(cls_method=True)
-def from_arrays(cls: Run, qids, docids, scores=None, name="run", source=None, sort=True) -> Run:
-    "A run from flat per-row arrays in any order; sorts by trec_eval's rule and drops duplicate (qid, docid) rows."
-    qids = np.asarray(qids, dtype=object); docids = np.asarray(docids, dtype=object)
-    if len(qids) != len(docids): raise RunError(f"{source or name}: {len(qids)} query ids but {len(docids)} document ids")
-    if scores is not None:
-        scores = np.asarray(scores, dtype=np.float64)
-        if len(scores) != len(qids): raise RunError(f"{source or name}: {len(scores)} scores for {len(qids)} rows")
-        bad = ~np.isfinite(scores)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise RunError(f"{source or name}: score {scores[i]} of query {qids[i]} document {docids[i]} is not a finite number")
-    if len(qids) == 0: raise RunError(f"{source or name}: the run is empty (no ranked documents)")
-    q_codes, uniq = _query_codes(qids)
-    # Keep the first occurrence of each (query, document), found through the docids' hashes (exact check below).
+def _from_codes(cls: Run, q_codes, uniq, docids, scores, name, source, tie_order) -> Run:
+    "The run of rows whose queries are `uniq[q_codes]`; a query of `uniq` without rows keeps an empty ranking."
     hashes = _hashes(docids)                # hashed in reading order, while the strings are cache friendly
     dup = _duplicates(q_codes, hashes, docids)
     n_dup = int(dup.sum())
-    if n_dup:
+    if n_dup:                               # keep the first occurrence of each (query, document)
         keep = ~dup
-        qids, docids, q_codes, hashes = qids[keep], docids[keep], q_codes[keep], hashes[keep]
+        docids, q_codes, hashes = docids[keep], q_codes[keep], hashes[keep]
         if scores is not None: scores = scores[keep]
-    order = _group_order(q_codes, scores, docids) if sort else np.argsort(q_codes, kind="stable")
-    counts = np.bincount(q_codes, minlength=len(uniq))
-    offsets = np.zeros(len(uniq) + 1, dtype=np.int64); np.cumsum(counts, out=offsets[1:])
-    meta = {"duplicates": n_dup}
+    order = _group_order(q_codes, scores, docids, tie_order)
+    offsets = np.zeros(len(uniq) + 1, dtype=np.int64); np.cumsum(np.bincount(q_codes, minlength=len(uniq)), out=offsets[1:])
+    meta = {"duplicates": n_dup, "tie_order": "ranked" if scores is None else tie_order}
     if source is not None: meta["source"] = str(source)
-    return cls(np.asarray(uniq, dtype=object), offsets, docids[order], None if scores is None else scores[order], name, meta, hashes[order])
+    return cls(np.asarray(uniq, dtype=object), offsets, docids[order], None if scores is None else scores[order],
+               name, meta, hashes[order])
+
+# %% ../nbs/02_runs.ipynb #dba7c078
+def _checked_scores(scores, qid_at, docids, src) -> np.ndarray | None:
+    "`scores` as float64, or a `RunError` naming the first score that is not a finite number (`qid_at(i)`: its query)."
+    if scores is None: return None
+    scores = np.asarray(scores, dtype=np.float64)
+    if len(scores) != len(docids): raise RunError(f"{src}: {len(scores)} scores for {len(docids)} rows")
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise RunError(f"{src}: score {scores[i]} of query {qid_at(i)} document {docids[i]} is not a finite number")
+    return scores
+
+# %% ../nbs/02_runs.ipynb #3d85d9e1
+@patch(cls_method=True)
+def from_arrays(cls: Run, qids, docids, scores=None, name="run", source=None, tie_order="trec_eval") -> Run:
+    """A run from flat per-row arrays in any order: grouped by query, by score descending, equal scores by docid
+    descending (`tie_order='trec_eval'`, a TREC file's rule) or in the given order (`'file'`, a score.json's rule);
+    duplicate (qid, docid) rows are dropped, the first kept."""
+    qids = np.asarray(qids, dtype=object); docids = np.asarray(docids, dtype=object)
+    src = source or name
+    if len(qids) != len(docids): raise RunError(f"{src}: {len(qids)} query ids but {len(docids)} document ids")
+    if tie_order not in ("trec_eval", "file"): raise RunError(f"tie_order must be 'trec_eval' or 'file', got {tie_order!r}")
+    scores = _checked_scores(scores, qids.__getitem__, docids, src)
+    if len(qids) == 0: raise RunError(f"{src}: the run is empty (no ranked documents)")
+    q_codes, uniq = _query_codes(qids)
+    return cls._from_codes(q_codes, uniq, docids, scores, name, source, tie_order)
 
 # %% ../nbs/02_runs.ipynb #9c6020f7
+def _json_type(x) -> str: return "null" if x is None else type(x).__name__
+
+def _ranking_kind(d: dict, src) -> str:
+    "'scores' when the rankings are `{docid: score}`, 'ranked' when `[docid, ...]`; an empty one fits either."
+    first = {}
+    for q, v in d.items():
+        if v is None: raise RunError(f"{src}: query {q}: the ranking is null, not {{docid: score}} or [docid, ...]")
+        kind = "scores" if isinstance(v, dict) else "ranked" if isinstance(v, (list, tuple)) else None
+        if kind is None: raise RunError(f"{src}: query {q}: each query must map to {{docid: score}} or [docid, ...]; got {_json_type(v)}")
+        if len(v): first.setdefault(kind, q)
+    if len(first) > 1:
+        raise RunError(f"{src}: query {first['scores']} maps to {{docid: score}} but query {first['ranked']} to [docid, ...]; use one kind")
+    return next(iter(first), "scores")
+
+# %% ../nbs/02_runs.ipynb #cb088425
+def _dict_scores(d: dict, qid_at, docids, src) -> np.ndarray:
+    "The scores of `{qid: {docid: score}}` in row order; a score that is not a number (null, text, true) is named."
+    raw = [s for v in d.values() if v for s in v.values()]   # an empty [] fits too
+    if not set(map(type, raw)) <= {float, int}:      # else look closer: numpy numbers pass, bools and text do not
+        bad = (i for i, s in enumerate(raw) if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, float, np.number)))
+        i = next(bad, None)
+        if i is not None:
+            shown = "null" if raw[i] is None else repr(raw[i])
+            raise RunError(f"{src}: score of query {qid_at(i)} document {docids[i]} is {shown}, not a number")
+    return _checked_scores(raw, qid_at, docids, src)
+
+def _check_listed_ids(d: dict, src):
+    "A ranked list holds document ids (strings, or integers as some files write them)."
+    if set(type(x) for v in d.values() for x in v) <= {str, int}: return
+    bad = next(((q, x) for q, v in d.items() for x in v if isinstance(x, bool) or not isinstance(x, (str, int, np.integer))), None)
+    if bad is None: return
+    q, x = bad
+    raise RunError(f"{src}: query {q} lists {'null' if x is None else repr(x)}, not a document id")
+
+# %% ../nbs/02_runs.ipynb #44b1a7a2
 @patch(cls_method=True)
 def from_dict(cls: Run, d: dict, name="run", source=None) -> Run:
-    "A run from `{qid: {docid: score}}` (sorted by score) or `{qid: [docid, ...]}` (order kept)."
+    """A run from `{qid: {docid: score}}` (by score; equal scores keep the dict's order, as the harness's stable sort
+    keeps them) or `{qid: [docid, ...]}` (order kept). A query with an empty ranking stays, with no rows."""
     if isinstance(d, Run): return d
-    if not isinstance(d, dict): raise RunError(f"{source or name}: a run must map query ids to rankings, got {type(d).__name__}")
-    if not d: raise RunError(f"{source or name}: the run is empty (no queries)")
-    kinds = {type(v) for v in d.values()}
-    if kinds <= {dict}:
-        qids = np.repeat(np.array([str(q) for q in d], dtype=object), [len(v) for v in d.values()])
-        docids = np.fromiter((str(x) for v in d.values() for x in v), dtype=object, count=len(qids))
-        raw = [s for v in d.values() for s in v.values()]
-        bad = next((i for i, s in enumerate(raw) if isinstance(s, bool) or not isinstance(s, (int, float))), None)
-        if bad is not None:
-            raise RunError(f"{source or name}: score of query {qids[bad]} document {docids[bad]} is {raw[bad]!r}, not a number")
-        return cls.from_arrays(qids, docids, np.asarray(raw, dtype=np.float64), name=name, source=source)
-    if kinds <= {list, tuple}:
-        qids = np.repeat(np.array([str(q) for q in d], dtype=object), [len(v) for v in d.values()])
-        bad = next(((q, x) for q, v in d.items() for x in v if not isinstance(x, (str, int))), None)
-        if bad: raise RunError(f"{source or name}: query {bad[0]} lists {bad[1]!r}, not a document id")
-        docids = np.fromiter((str(x) for v in d.values() for x in v), dtype=object, count=len(qids))
-        return cls.from_arrays(qids, docids, None, name=name, source=source)
-    raise RunError(f"{source or name}: each query must map to {{docid: score}} or [docid, ...]; got {', '.join(sorted(k.__name__ for k in kinds))}")
+    src = source or name
+    if not isinstance(d, dict): raise RunError(f"{src}: a run must map query ids to rankings, got {_json_type(d)}")
+    if not d: raise RunError(f"{src}: the run is empty (no queries)")
+    kind = _ranking_kind(d, src)
+    codes, uniq = pd.factorize(pd.Series([str(q) for q in d], dtype=object), sort=False)   # 1 and "1" are one query
+    lengths = np.fromiter(map(len, d.values()), np.int64, len(d))
+    q_codes = np.repeat(codes, lengths)
+    if kind == "ranked": _check_listed_ids(d, src)
+    docids = np.fromiter((str(x) for v in d.values() for x in v), dtype=object, count=int(lengths.sum()))
+    qid_at = lambda i: uniq[q_codes[i]]
+    scores = _dict_scores(d, qid_at, docids, src) if kind == "scores" else None
+    return cls._from_codes(q_codes, np.asarray(uniq, dtype=object), docids, scores, name, source, "file")
 
 # %% ../nbs/02_runs.ipynb #9ac70e3d
 @patch
@@ -219,7 +283,8 @@ def _rebuild(self: Run, qids, rows, lengths, **meta) -> Run:
 # %% ../nbs/02_runs.ipynb #7db09e38
 @patch
 def cut(self: Run, k: int) -> Run:
-    "The top `k` documents of every query (the harness keeps 1000, then 200)."
+    """The top `k` documents of every query, in the run's own order: a `score.json` is cut in its stable order (so a
+    tied block crossing rank `k` keeps the file's first documents, as the harness's top-1000 and top-200 cuts do)."""
     if k is None: return self
     if k < 1: raise RunError(f"cut must be a positive number of documents, got {k}")
     lengths = np.minimum(self.lengths, k)
@@ -235,15 +300,77 @@ def subset(self: Run, qids) -> Run:
     rows = np.repeat(self.offsets[:-1][keep], lengths) + ragged_arange(lengths)
     return self._rebuild(self.qids[keep], rows, lengths)
 
+# %% ../nbs/02_runs.ipynb #11f669a2
+@patch
+def trec_eval_order(self: Run, need=None) -> np.ndarray | None:
+    """Row order ranking each query by score, then docid descending (trec_eval's rule); None when the stored order is
+    that already. With `need` (int or one per query), only the blocks of equal scores starting above it are sorted."""
+    if self.scores is None or self.meta.get("tie_order") == "trec_eval" or self.n_rows < 2: return None
+    q = np.repeat(np.arange(len(self), dtype=np.int64), self.lengths)
+    order = _score_order(q, self.scores)
+    pos = None if need is None else ragged_arange(self.lengths)
+    if need is not None: need = np.broadcast_to(np.asarray(need, dtype=np.int64), (len(self),))
+    order = _docid_ties(order, q, self.scores, self.docids, pos, need)
+    return None if bool((order == np.arange(self.n_rows)).all()) else order
+
+# %% ../nbs/02_runs.ipynb #465b9aab
+@patch
+def in_trec_order(self: Run) -> Run:
+    "This run with every query ranked as trec_eval ranks it (score descending, then docid descending)."
+    if self.scores is None: return self
+    order = self.trec_eval_order()
+    return self._rebuild(self.qids, np.arange(self.n_rows) if order is None else order, self.lengths, tie_order="trec_eval")
+
 # %% ../nbs/02_runs.ipynb #04e3672d
 TREC_COLUMNS = ("qid", "q0", "docid", "rank", "score", "tag")
 
+# %% ../nbs/02_runs.ipynb #da95721d
+_OTHER_COMPRESSION = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd", b"PK\x03\x04": "zip"}
+
+def _not_utf8(path, data: bytes, final: bool = True) -> str | None:
+    "'file:line: not UTF-8 text (byte 0x..)' for the first byte of `data` that is not UTF-8, else None."
+    try: codecs.getincrementaldecoder("utf-8")().decode(data, final=final); return None
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        return f"{path}:{line}: not UTF-8 text (byte {data[e.start]:#04x})"
+
+def _head(path, gz: bool) -> bytes:
+    try:
+        with (gzip.open(path, "rb") if gz else open(path, "rb")) as f: return f.read(4096)
+    except (OSError, EOFError) as e: raise RunError(f"{path}: not a readable gzip file ({e})") from None
+
+# %% ../nbs/02_runs.ipynb #f1d6e660
+def _sniff(path) -> tuple[bool, str]:
+    "(gzip-compressed?, 'json' or 'trec'), from the file's first bytes; other compressions and binary data are refused."
+    head = _head(path, False)
+    gz = head[:2] == b"\x1f\x8b"
+    if gz: head = _head(path, True)
+    kind = next((k for magic, k in _OTHER_COMPRESSION.items() if head.startswith(magic)), None)
+    if kind: raise RunError(f"{path}: a {kind} file; only gzip-compressed runs are read (decompress it first)")
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"): raise RunError(f"{path}: UTF-16 text; save the run as UTF-8")
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    if b"\x00" in head: raise RunError(f"{path}: binary data, not a run (a TREC run is text, a score.json is JSON)")
+    if problem := _not_utf8(path, head, final=False): raise RunError(problem)
+    text = head.lstrip()
+    first_line = text.split(b"\n", 1)[0].strip()
+    return gz, "json" if text[:1] in (b"{", b"[", b'"') or first_line in (b"null", b"true", b"false") else "trec"
+
+# %% ../nbs/02_runs.ipynb #2a351188
+def _read_text(path, gz: bool) -> str:
+    try:
+        with (gzip.open(path, "rb") if gz else open(path, "rb")) as f: data = f.read()
+    except (OSError, EOFError) as e: raise RunError(f"{path}: not a readable gzip file ({e})") from None
+    try: return data.decode("utf-8-sig")
+    except UnicodeDecodeError: raise RunError(_not_utf8(path, data)) from None
+
 # %% ../nbs/02_runs.ipynb #1504f440
-def _trec_line_problem(path, max_report=1):
+def _trec_line_problem(path, gz: bool = False):
     "Walk a TREC run line by line; return the first problem as 'file:line: message' (None if none)."
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with (gzip.open(path, "rt", encoding="utf-8-sig", errors="replace") if gz else
+          open(path, encoding="utf-8-sig", errors="replace")) as f:
         for n, line in enumerate(f, 1):
             if not line.strip(): continue
+            if "\ufffd" in line: return f"{path}:{n}: not UTF-8 text"
             parts = line.split()
             if len(parts) != 6:
                 return f"{path}:{n}: expected 6 fields 'qid Q0 docid rank score tag', found {len(parts)}: {line.strip()[:80]!r}"
@@ -254,60 +381,73 @@ def _trec_line_problem(path, max_report=1):
 
 # %% ../nbs/02_runs.ipynb #f26f22b4
 def _run_name(path) -> str:
-    n = Path(path).name
+    n = Path(path).name.removesuffix(".gz")
     for suffix in (".score.json", ".trec", ".run", ".txt", ".json", ".tsv"):
         if n.endswith(suffix): return n[: -len(suffix)]
     return n
 
-# %% ../nbs/02_runs.ipynb #7a775456
-def read_trec_run(path, name=None, cut=None) -> Run:
-    "Read a TREC run file (`qid Q0 docid rank score tag`)."
-    path = Path(path)
-    if not path.is_file(): raise RunError(f"{path}: no such run file")
+# %% ../nbs/02_runs.ipynb #7e575952
+TIES = ("harness", "trec_eval")
+
+def check_ties(ties: str) -> str:
+    "'harness' (each metric breaks ties as the harness's script for it does) or 'trec_eval' (every metric as trec_eval)."
+    if ties not in TIES: raise RunError(f"unknown tie rule {ties!r}; choose harness or trec_eval")
+    return ties
+
+def _finish(run: Run, cut, ties) -> Run:
+    if check_ties(ties) == "trec_eval": run = run.in_trec_order()
+    return run.cut(cut) if cut else run
+
+# %% ../nbs/02_runs.ipynb #b1817e39
+def _trec_frame(path, gz: bool) -> pd.DataFrame:
+    "The six columns of a TREC run as strings; a parse problem is reported with its line."
     try:
         df = pd.read_csv(path, sep=r"\s+", header=None, names=list(TREC_COLUMNS), dtype=object, engine="c",
-                         keep_default_na=False, na_filter=False, quoting=3, comment=None, skip_blank_lines=True)
+                         compression="gzip" if gz else None, encoding="utf-8-sig", keep_default_na=False,
+                         na_filter=False, quoting=3, comment=None, skip_blank_lines=True)
     except pd.errors.EmptyDataError:
         raise RunError(f"{path}: the run file is empty") from None
     except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as e:
-        raise RunError(_trec_line_problem(path) or f"{path}: cannot parse as a TREC run ({e})") from None
+        raise RunError(_trec_line_problem(path, gz) or f"{path}: cannot parse as a TREC run ({e})") from None
     if len(df) == 0: raise RunError(f"{path}: the run file is empty")
-    if df["tag"].isna().any() or (df["tag"] == "").any(): raise RunError(_trec_line_problem(path) or f"{path}: a line has fewer than 6 fields")
-    try: scores = np.array(df["score"].to_numpy(object), dtype=np.float64)
-    except ValueError: raise RunError(_trec_line_problem(path) or f"{path}: a score is not a number") from None
-    if not np.isfinite(scores).all(): raise RunError(_trec_line_problem(path) or f"{path}: a score is not finite")
-    tags = df["tag"].iloc[0]
-    run = Run.from_arrays(df["qid"].to_numpy(object), df["docid"].to_numpy(object), scores,
-                          name=name or _run_name(path), source=path)
-    run.meta["tag"] = tags
-    return run.cut(cut) if cut else run
+    if (df["tag"] == "").any(): raise RunError(_trec_line_problem(path, gz) or f"{path}: a line has fewer than 6 fields")
+    return df
 
-# %% ../nbs/02_runs.ipynb #3f9a1053
-def read_json_run(path, name=None, cut=None) -> Run:
-    "Read `score.json` (`{qid: {docid: score}}`) or a ranked-list JSON (`{qid: [docid, ...]}`)."
+# %% ../nbs/02_runs.ipynb #7a775456
+def read_trec_run(path, name=None, cut=None, ties="harness") -> Run:
+    "Read a TREC run file (`qid Q0 docid rank score tag`), gzip-compressed or not."
     path = Path(path)
     if not path.is_file(): raise RunError(f"{path}: no such run file")
-    try:
-        with open(path, encoding="utf-8") as f: d = json.load(f)
-    except json.JSONDecodeError as e:
-        raise RunError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
-    except UnicodeDecodeError as e:
-        raise RunError(f"{path}: not UTF-8 text ({e})") from None
-    run = Run.from_dict(d, name=name or _run_name(path), source=path)
-    return run.cut(cut) if cut else run
+    gz, _ = _sniff(path)
+    df = _trec_frame(path, gz)
+    try: scores = np.array(df["score"].to_numpy(object), dtype=np.float64)
+    except ValueError: raise RunError(_trec_line_problem(path, gz) or f"{path}: a score is not a number") from None
+    if not np.isfinite(scores).all(): raise RunError(_trec_line_problem(path, gz) or f"{path}: a score is not finite")
+    run = Run.from_arrays(df["qid"].to_numpy(object), df["docid"].to_numpy(object), scores,
+                          name=name or _run_name(path), source=path)
+    run.meta["tag"] = df["tag"].iloc[0]
+    return _finish(run, cut, ties)
+
+# %% ../nbs/02_runs.ipynb #3f9a1053
+def read_json_run(path, name=None, cut=None, ties="harness") -> Run:
+    "Read `score.json` (`{qid: {docid: score}}`) or a ranked-list JSON (`{qid: [docid, ...]}`), gzip-compressed or not."
+    path = Path(path)
+    if not path.is_file(): raise RunError(f"{path}: no such run file")
+    gz, _ = _sniff(path)
+    try: d = json.loads(_read_text(path, gz))
+    except json.JSONDecodeError as e: raise RunError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+    if d is None: raise RunError(f"{path}: the file holds null, not a run ({{qid: {{docid: score}}}} or {{qid: [docid, ...]}})")
+    return _finish(Run.from_dict(d, name=name or _run_name(path), source=path), cut, ties)
 
 # %% ../nbs/02_runs.ipynb #cc22617c
-def _looks_like_json(path) -> bool:
-    with open(path, "rb") as f: head = f.read(256).lstrip()
-    return head[:1] in (b"{", b"[")
-
-def read_run(path, name=None, cut=None, format=None) -> Run:
-    "Read a run file, choosing the format from `format` ('trec' or 'json') or from the file's first character."
+def read_run(path, name=None, cut=None, format=None, ties="harness") -> Run:
+    "Read a run file, the format from `format` ('trec' or 'json') or from its content (gzip read through)."
     path = Path(path)
     if not path.exists(): raise RunError(f"{path}: no such run file")
     if path.is_dir(): raise RunError(f"{path} is a directory; give a run file (or use `brightpro evaluate`, which reads run directories)")
-    fmt = format or ("json" if _looks_like_json(path) else "trec")
-    return (read_json_run if fmt == "json" else read_trec_run)(path, name=name, cut=cut)
+    if format not in (None, "trec", "json"): raise RunError(f"unknown run format {format!r}; choose trec or json")
+    fmt = format or _sniff(path)[1]
+    return (read_json_run if fmt == "json" else read_trec_run)(path, name=name, cut=cut, ties=ties)
 
 # %% ../nbs/02_runs.ipynb #40d3b4ac
 def write_trec_run(run: Run, path, tag=None):

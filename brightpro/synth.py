@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, parse_domains, progress
+from .core import DOMAINS, BrightproError, atomic_write, check_writable_dir, parse_domains, progress
 
 # %% auto #0
 __all__ = ['FULL_SIZES', 'MEAN_DOC_CHARS', 'MEAN_QUERY_CHARS', 'ASPECTS_PER_QUERY', 'GOLD_PER_QUERY', 'synth_domain',
@@ -128,20 +128,21 @@ def _corpus(rng, domain, n_docs_full, scale, gold_ids, inject_words, vocab, prob
 
 # %% ../nbs/01a_synth.ipynb #a3742da7
 def _write(out: Path, domain, topics, gold_ids, aspect_rows, doc_ids, texts, order):
-    "The examples, aspects and documents tables, as `{config}/{domain}.parquet` under `out`."
-    for config in ("examples", "aspects", "documents"): (out/config).mkdir(parents=True, exist_ok=True)
+    "The examples, aspects and documents tables, as `{config}/{domain}.parquet` under `out`, each written whole."
     examples = pa.table(dict(id=[str(t["id"]) for t in topics], query=[t["query"] for t in topics], gold_ids=gold_ids,
                              reference_answer=[" ".join(f"[{g}]" for g in ids) for ids in gold_ids]))
-    pq.write_table(examples, out/"examples"/f"{domain}.parquet")
-    pq.write_table(pa.Table.from_pylist(aspect_rows), out/"aspects"/f"{domain}.parquet")
     docs = pa.table(dict(id=pa.array(doc_ids), content=pa.array(texts))).take(order)
-    pq.write_table(docs, out/"documents"/f"{domain}.parquet", row_group_size=50_000)
+    try:
+        for config, table in (("examples", examples), ("aspects", pa.Table.from_pylist(aspect_rows)), ("documents", docs)):
+            with atomic_write(out/config/f"{domain}.parquet", "wb") as f: pq.write_table(table, f, row_group_size=50_000)
+    except OSError as e: raise BrightproError(f"{out}: cannot write the {domain} tables ({e.strerror or e})") from None
 
 # %% ../nbs/01a_synth.ipynb #d9a1c3f0
 def synth_domain(domain: str, out, scale=1.0, seed=0, topics_dir=None) -> dict:
     "Write `domain` in hub layout under `out` ({examples,aspects,documents}/{domain}.parquet); return its sizes."
     if domain not in FULL_SIZES: raise BrightproError(f"unknown domain {domain!r}")
     if not 0 < scale <= 10: raise BrightproError(f"scale {scale} must be in (0, 10]")
+    out = check_writable_dir(out)  # before any compute
     rng = np.random.default_rng([seed, DOMAINS.index(domain)])
     n_docs_full, n_queries_full = FULL_SIZES[domain]
     n_queries = max(2, round(n_queries_full * min(scale, 1.0)))
@@ -149,7 +150,7 @@ def synth_domain(domain: str, out, scale=1.0, seed=0, topics_dir=None) -> dict:
     topics = _topics(rng, domain, n_queries, topics_dir, vocab, probs, mean_word)
     gold_ids, aspect_rows, inject_words = _gold_and_aspects(rng, domain, topics, vocab)
     doc_ids, texts, order = _corpus(rng, domain, n_docs_full, scale, gold_ids, inject_words, vocab, probs, mean_word)
-    _write(Path(out), domain, topics, gold_ids, aspect_rows, doc_ids, texts, order)
+    _write(out, domain, topics, gold_ids, aspect_rows, doc_ids, texts, order)
     return dict(queries=n_queries, aspects=len(aspect_rows), gold_docs=sum(map(len, gold_ids)), documents=len(doc_ids))
 
 # %% ../nbs/01a_synth.ipynb #bd152b7c

@@ -1,7 +1,8 @@
 """The data layer from the outside: layouts, validation of broken data, the offline hub, real BRIGHT rows."""
-import json, re, shutil, time
+import json, os, re, shutil, subprocess, time
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -259,3 +260,164 @@ def test_hub_names_a_commit_other_than_the_harness(tmp_path, cli):
     r = cli("data", "validate", "--dataset", "hub", "--domain", "economics", env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(home)})
     assert r.returncode == 0, r.stdout + r.stderr
     assert "resolved to commit aaaaaaaaaaaa" in r.stderr and "dbdc22b" in r.stderr
+
+
+# ---------------------------------------------------------------- issue 8: faults named in one line
+def _lines(r):
+    return [l for l in r.stderr.splitlines() if l.strip()]
+
+
+def test_a_gold_id_listed_twice_warns(tmp_path, cli):
+    ex, asp, docs = _clean_rows()
+    ex[0]["gold_ids"] = ["d1", "d2", "d1"]
+    root = _mirror(tmp_path, ex, asp, docs)
+    r = cli("data", "validate", "--dataset", root)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "warning: biology 1 [examples.gold_ids] duplicate_gold_id: gold doc d1 is listed 2 times" in r.stdout
+    assert re.search(r"^\s+1 warning duplicate_gold_id: \S", r.stdout, re.M)
+    assert cli("data", "validate", "--dataset", root, "--strict").returncode == 2
+    assert load_domain("biology", dataset=str(root)).gold["1"] == ["d1", "d2", "d1"]   # a warning never refuses
+
+
+def test_the_document_cache_sees_a_same_size_edit_with_the_old_mtime(tmp_path):
+    ex, asp, docs = _clean_rows()
+    root = _mirror(tmp_path, ex, asp, docs)
+    f = root/"documents"/"biology.json"
+    assert load_domain("biology", dataset=str(root)).documents["content"][0].as_py() == "text 1"   # builds the entry
+    st = f.stat()
+    docs[0]["content"] = "TEXT 1"
+    f.write_text(json.dumps(docs))
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (f.stat().st_size, f.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert load_domain("biology", dataset=str(root)).documents["content"][0].as_py() == "TEXT 1"
+
+
+def _parquet_mirror(root: Path, examples, aspects, documents, domain="biology"):
+    "The hub layout, each table given as an Arrow table or as rows."
+    for config, rows in (("examples", examples), ("aspects", aspects), ("documents", documents)):
+        (root/config).mkdir(parents=True, exist_ok=True)
+        pq.write_table(rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows), root/config/f"{domain}.parquet")
+    return root
+
+
+def _no_queries(ex, asp, docs): return pa.Table.from_pylist(ex).slice(0, 0), asp, docs
+def _no_documents(ex, asp, docs): return ex, asp, pa.Table.from_pylist(docs).slice(0, 0)
+def _joined_gold(ex, asp, docs): return [dict(r, gold_ids=";".join(r["gold_ids"])) for r in ex], asp, docs
+def _string_support(ex, asp, docs): return ex, [dict(a, supporting_docs=";".join(a["supporting_docs"])) for a in asp], docs
+def _string_weight(ex, asp, docs): return ex, [dict(a, weight=str(a["weight"])) for a in asp], docs
+def _float_weight(ex, asp, docs): return ex, [dict(a, weight=float(a["weight"])) for a in asp], docs
+def _number_query(ex, asp, docs): return [dict(r, query=7) for r in ex], asp, docs
+def _list_content(ex, asp, docs): return ex, asp, [dict(d, content=[d["content"]]) for d in docs]
+
+
+@pytest.mark.parametrize("make, line, refused_on_load", [
+    (_no_queries, "error: biology * [examples] empty_domain: biology has no queries", True),
+    (_no_documents, "error: biology * [documents] empty_domain: biology has no documents", False),
+    (_joined_gold, "error: biology 1 [examples.gold_ids] bad_type: gold_ids is a string 'd1;d2', expected a list of strings", True),
+    (_string_support, "error: biology biology-1-a1 [aspects.supporting_docs] bad_type: supporting_docs is a string", True),
+    (_string_weight, "error: biology biology-1-a1 [aspects.weight] bad_type: weight is a string '2', expected an integer", True),
+    (_float_weight, "error: biology biology-1-a1 [aspects.weight] bad_type: weight is a number 2.0, expected an integer", True),
+    (_number_query, "error: biology 1 [examples.query] bad_type: query is an integer 7, expected text", True),
+    (_list_content, "error: biology * [documents.content] bad_type: documents content is list<", False),
+])
+def test_validate_checks_emptiness_and_types(tmp_path, cli, make, line, refused_on_load):
+    root = _parquet_mirror(tmp_path, *make(*_clean_rows()))
+    r = cli("data", "validate", "--dataset", root)
+    assert r.returncode == 2 and "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert any(l.startswith(line) for l in r.stdout.splitlines()), r.stdout
+    kind = line.split("] ")[1].split(":")[0]
+    assert re.search(rf"^\s+\d+ error {kind}: \S", r.stdout, re.M)
+    if refused_on_load:
+        with pytest.raises(DataError, match=kind): load_domain("biology", dataset=str(root))
+    else:   # the documents are read on first use; bad ones are refused then, empty ones by `retrieve`
+        d = load_domain("biology", dataset=str(root))
+        if make is _list_content:
+            with pytest.raises(DataError, match="field content is list<.*expected text"): d.documents
+        else: assert d.documents.num_rows == 0
+
+
+def test_a_json_field_of_mixed_types_is_named(tmp_path, cli):
+    ex, asp, docs = _clean_rows()
+    ex[1]["gold_ids"] = "d3"
+    root = _mirror(tmp_path, ex, asp, docs)
+    r = cli("data", "validate", "--dataset", root)
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert _lines(r) == [f"brightpro: error: {root}/examples/biology.json: field gold_ids mixes value types "
+                         "(a list in row 1, a string in row 2)"], r.stderr
+
+
+@pytest.mark.parametrize("fields, missing", [(dict(id="id", text="content"), "content"), (dict(doc="id", content="content"), "id")])
+def test_a_documents_file_without_id_or_content_is_named(tmp_path, cli, fields, missing):
+    ex, asp, docs = _clean_rows()
+    table = pa.table({name: [d[f] for d in docs] for name, f in fields.items()})
+    root = _parquet_mirror(tmp_path, ex, asp, table)
+    where = root/"documents"/"biology.parquet"
+    expected = f"{where}: documents of biology have no field {missing} (fields: {', '.join(fields)})"
+    with pytest.raises(DataError) as e: load_domain("biology", dataset=str(root)).documents
+    assert str(e.value) == expected
+    r = cli("data", "validate", "--dataset", root)
+    assert r.returncode == 2 and "FieldRef" not in r.stdout + r.stderr
+    assert f"error: biology * [documents.{missing}] missing_field: documents has no column {missing} (fields: {', '.join(fields)})" in r.stdout
+    r = cli("retrieve", "--dataset", root, "--domain", "biology", "--out", tmp_path/"runs", "--cache-dir", tmp_path/"c")
+    assert r.returncode == 2 and _lines(r) == [f"brightpro: error: {expected}"], r.stderr
+
+
+def test_reasoning_configs_and_shards_without_a_field_are_named(tmp_path):
+    root = tmp_path/"bright"
+    shutil.copytree(SAMPLE_ROOT/"bright", root)
+    reason = root/"gpt4_reason"/"biology.parquet"
+    pq.write_table(pq.read_table(reason).rename_columns({"query": "text"}), reason)
+    with pytest.raises(DataError) as e: load_bright("biology", dataset=str(root), queries="gpt4_reason")
+    assert str(e.value).startswith(f"{reason}: gpt4_reason of biology have no field query (fields: id, text")
+    docs = pq.read_table(root/"documents"/"biology.parquet")
+    (root/"documents"/"biology.parquet").unlink()
+    pq.write_table(docs.slice(0, 10), root/"documents"/"biology-00000-of-00002.parquet")
+    pq.write_table(docs.slice(10).select(["id"]), root/"documents"/"biology-00001-of-00002.parquet")
+    with pytest.raises(DataError) as e: load_bright("biology", dataset=str(root)).documents
+    assert str(e.value).startswith(f"{root}/documents/biology-00001-of-00002.parquet: its fields [id (string)] differ from those of "
+                                   "biology-00000-of-00002.parquet") and "Arrow" not in str(e.value)
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    "mount(name, options): a tiny tmpfs under tmp_path (needs root), unmounted after the test; skips where mount is refused."
+    mounted = []
+    def mount(name, options):
+        d = tmp_path/name
+        d.mkdir()
+        try: r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(d)], capture_output=True, text=True)
+        except FileNotFoundError: pytest.skip("no mount command here")
+        if r.returncode: pytest.skip(f"mounting a tmpfs is not permitted here ({r.stderr.strip() or r.returncode})")
+        mounted.append(d)
+        return d
+    yield mount
+    for d in reversed(mounted): subprocess.run(["umount", str(d)], check=False)
+
+
+def _big_mirror(root):
+    "A clean domain whose documents (about 0.9 MiB as an Arrow file) do not fit a 256 KiB disk."
+    ex, asp, docs = _clean_rows()
+    docs += [dict(id=f"x{i}", content=f"filler text number {i} " * 20) for i in range(2000)]
+    return _parquet_mirror(root, ex, asp, docs)
+
+
+def test_a_full_disk_for_the_document_cache_is_one_line_and_leaves_nothing(tmp_path, tmpfs, monkeypatch, cli):
+    root, full = _big_mirror(tmp_path/"data"), tmpfs("full", "size=256k")
+    monkeypatch.setenv("BRIGHTPRO_CACHE", str(full))
+    with pytest.raises(DataError) as e: load_domain("biology", dataset=str(root)).documents
+    assert str(e.value).startswith(f"{full}/documents: no space left for the document cache (")
+    assert "free space there or set BRIGHTPRO_CACHE" in str(e.value)
+    assert [p for p in full.rglob("*") if p.is_file()] == [], "no temporary or partial file"
+    r = cli("retrieve", "--dataset", root, "--domain", "biology", "--out", tmp_path/"runs", "--cache-dir", tmp_path/"c")
+    assert r.returncode == 2 and len(_lines(r)) == 1 and "no space left for the document cache" in r.stderr, r.stderr
+    assert [p for p in full.rglob("*") if p.is_file()] == []
+
+
+def test_a_read_only_document_cache_reads_without_it_and_says_so(tmp_path, tmpfs, monkeypatch, capsys):
+    root, ro = _big_mirror(tmp_path/"data"), tmpfs("ro", "ro,size=256k")
+    monkeypatch.setenv("BRIGHTPRO_CACHE", str(ro))
+    docs = load_domain("biology", dataset=str(root)).documents
+    assert docs.num_rows == 2005 and docs["content"][0].as_py() == "text 1"
+    err = capsys.readouterr().err
+    assert err.startswith(f"brightpro: note: cannot write the document cache in {ro}/documents (Read-only file system)"), err
+    assert len(err.splitlines()) == 1

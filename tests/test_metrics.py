@@ -66,7 +66,9 @@ def test_ties_follow_trec_eval_descending_docid():
         ref = pytrec_scores(gold, run, [1])["q"]["ndcg_cut_1"]
         assert ref == 1.0
         assert evaluate_run(run, gold, k=1)["ndcg@1"][0] == ref
-    assert Run.from_dict({"q": {"a": 1.0, "b": 1.0, "B": 1.0, "c": 2.0}})["q"] == ["c", "b", "a", "B"]
+    tied = Run.from_dict({"q": {"a": 1.0, "b": 1.0, "B": 1.0, "c": 2.0}})
+    assert tied.in_trec_order()["q"] == ["c", "b", "a", "B"]     # trec_eval's order (nDCG, Recall)
+    assert tied["q"] == ["c", "a", "b", "B"]                     # the dict's own order (issue 8: the harness's aspect scripts)
 
 
 def diversity_frames(gold, doc_aspects, run):
@@ -97,7 +99,7 @@ def test_alpha_ndcg_equal_weights_matches_ndeval(seed, alpha):
     assert ours.loc[no_aspect, "alpha_ndcg@5"].isna().all()
 
 
-from harness_reference import harness_alpha_ndcg, harness_aspect_recall
+from harness_reference import harness_alpha_ndcg, harness_aspect_recall, harness_cut, harness_evaluate
 
 
 def harness_case(seed):
@@ -117,26 +119,30 @@ def harness_case(seed):
     return pd.DataFrame(aspects), gold, pool
 
 
-@pytest.mark.parametrize("seed", range(30))
-def test_weighted_metrics_match_harness_restatement(seed, tmp_path):
-    "End to end through the data layer: the case is written as the authors' JSON mirror and loaded as a Domain."
+def harness_domain(aspects, gold, pool, tmp_path):
+    "The case written as the authors' JSON mirror and loaded as a Domain; plus the harness's map and weights."
     import json
     from brightpro.data import load_domain
-    from brightpro.metrics import evaluate_domain
-    aspects, gold, pool = harness_case(seed)
     mirror = dict(examples=[dict(id=q, query=f"query {q}", gold_ids=g, reference_answer="") for q, g in gold.items()],
                   aspects=aspects.drop(columns="qid").to_dict("records"),
                   documents=[dict(id=d, content=d) for d in sorted({d for g in gold.values() for d in g} | set(pool))])
     for config, rows in mirror.items():
         (tmp_path/config).mkdir()
         (tmp_path/config/"biology.json").write_text(json.dumps(rows))
-    domain = load_domain("biology", dataset=str(tmp_path))
-    rng = random.Random(seed)
     doc_to_aspect = {}
     for a, docs in zip(aspects["id"], aspects["supporting_docs"]):
         for d in docs: doc_to_aspect[d] = a
     total = aspects.groupby("qid")["weight"].transform("sum")
-    aspect_weight = dict(zip(aspects["id"], aspects["weight"] / total))
+    return load_domain("biology", dataset=str(tmp_path)), doc_to_aspect, dict(zip(aspects["id"], aspects["weight"] / total))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_weighted_metrics_match_harness_restatement(seed, tmp_path):
+    "End to end through the data layer: the case is written as the authors' JSON mirror and loaded as a Domain."
+    from brightpro.metrics import evaluate_domain
+    aspects, gold, pool = harness_case(seed)
+    domain, doc_to_aspect, aspect_weight = harness_domain(aspects, gold, pool, tmp_path)
+    rng = random.Random(seed)
     all_docs = sorted({d for g in gold.values() for d in g} | set(pool))
     run = {q: rng.sample(all_docs, rng.randint(1, len(all_docs))) for q in gold}
     ks = [1, 2, 5, 10, 25]
@@ -293,3 +299,167 @@ def test_string_join_fallback_gives_the_same_scores():
     J.__dict__["_cache"] = (vocab, None, h_order, jkey, jorder)          # as if two judged ids shared a hash
     slow = score_judgements(run, J, KS)
     pd.testing.assert_frame_equal(fast, slow)
+
+
+# --- issue 8: ties, empty rankings, duplicate gold ids, deep k ------------------------------------------------------
+
+def assert_matches_harness(ours, ref, ks, metrics=("alpha_ndcg", "aspect_recall", "ndcg", "recall")):
+    "Every query the harness scores, every metric@k; a query it leaves out is NaN here. Returns the queries compared."
+    for q, row in ref.items():
+        for m in metrics:
+            for k in ks:
+                want, got = row.get(f"{m}@{k}"), ours.loc[q, f"{m}@{k}"]
+                if want is None: assert np.isnan(got), (q, m, k)
+                else: assert got == pytest.approx(want, abs=1e-12), (q, m, k, got, want)
+    return len(ref)
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("cut", [None, 30, 12])
+def test_tied_score_json_matches_the_harness_on_every_query(seed, cut, tmp_path):
+    """Item 4: a heavily tied run written as score.json (optionally cut as run.py cuts it), read, evaluated by default,
+    equals the harness restatement (stable sort for the aspect metrics, pytrec_eval for nDCG and Recall) everywhere."""
+    import json
+    from brightpro.metrics import evaluate_domain
+    from brightpro.runs import read_run
+    aspects, gold, pool = harness_case(seed)
+    domain, doc_to_aspect, aspect_weight = harness_domain(aspects, gold, pool, tmp_path)
+    rng = random.Random(seed)
+    all_docs = sorted({d for g in gold.values() for d in g} | set(pool))
+    scores = {q: {d: float(rng.randrange(3)) for d in rng.sample(all_docs, rng.randint(1, len(all_docs)))} for q in gold}
+    p = tmp_path/"run.score.json"
+    p.write_text(json.dumps(scores))
+    ks = [1, 3, 5, 10, 25]
+    ours = evaluate_domain(read_run(p, cut=cut), domain, k=ks).set_index("qid")
+    ref = harness_evaluate(harness_cut(scores, cut) if cut else scores, gold, doc_to_aspect, aspect_weight, ks)
+    assert assert_matches_harness(ours, ref, ks) >= 5
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_ties_trec_eval_option_ranks_every_metric_by_docid(seed, tmp_path):
+    "ties='trec_eval': alpha-nDCG and Aspect-Recall on trec_eval's order (the harness given that order as ranked lists)."
+    from brightpro.metrics import evaluate_domain
+    aspects, gold, pool = harness_case(100 + seed)
+    domain, doc_to_aspect, aspect_weight = harness_domain(aspects, gold, pool, tmp_path)
+    rng = random.Random(seed)
+    all_docs = sorted({d for g in gold.values() for d in g} | set(pool))
+    scores = {q: {d: float(rng.randrange(2)) for d in rng.sample(all_docs, rng.randint(1, len(all_docs)))} for q in gold}
+    trec_order = {q: [d for d, _ in sorted(r.items(), key=lambda x: (x[1], x[0]), reverse=True)] for q, r in scores.items()}
+    ks = [1, 5, 10, 25]
+    ours = evaluate_domain(scores, domain, k=ks, ties="trec_eval").set_index("qid")
+    ref = harness_evaluate(trec_order, gold, doc_to_aspect, aspect_weight, ks)
+    assert assert_matches_harness(ours, ref, ks, ("alpha_ndcg", "aspect_recall")) >= 5
+    ref_trec = harness_evaluate(scores, gold, doc_to_aspect, aspect_weight, ks)
+    assert assert_matches_harness(ours, ref_trec, ks, ("ndcg", "recall")) >= 5
+
+
+def test_empty_ranking_scores_zero_like_pytrec_eval_and_the_harness():
+    "Item 6: a query listed with no documents scores 0 on every metric; an absent query is left out."
+    gold = {"e": ["a", "b"], "f": ["c"], "absent": ["x"], "g": ["d"]}
+    da = {"a": "A", "b": "B", "c": "C", "d": "D", "x": "X"}
+    w = {"e": {"A": 1, "B": 2}, "f": {"C": 1}, "absent": {"X": 1}, "g": {"D": 1}}
+    norm = {"A": 1 / 3, "B": 2 / 3, "C": 1.0, "D": 1.0, "X": 1.0}
+    for run in ({"e": {}, "f": {}, "g": {"d": 1.0}}, {"e": [], "f": [], "g": ["d"]}, {"e": {}, "f": [], "g": ["d"]}):
+        ours = evaluate_run(run, gold, da, w, k=[1, 10]).set_index("qid")
+        as_scores = {q: r if isinstance(r, dict) else {d: 1.0 for d in r} for q, r in run.items()}
+        ref = harness_evaluate(as_scores, gold, da, norm, [1, 10])
+        assert set(ref) == {"e", "f", "g"}                       # pytrec_eval and the aspect scripts score e and f
+        assert ref["e"]["ndcg@10"] == 0.0 and ref["e"]["alpha_ndcg@10"] == 0.0
+        assert_matches_harness(ours, ref, [1, 10])
+        assert ours.loc["absent"].isna().all()
+    only_empty = evaluate_run({"e": {}}, gold, da, w, k=5)                # a run whose every ranking is empty: zeros
+    assert only_empty.set_index("qid").loc["e"].tolist() == [0.0] * 4 and only_empty.attrs["missing_queries"] == 3
+
+
+def test_duplicate_gold_id_counts_as_the_harness_counts_it(tmp_path):
+    """Item 7: a gold id listed twice counts twice in alpha-nDCG's ideal with the harness's map (its script builds the
+    ideal from the gold list) and once per query; nDCG and Recall count it once (pytrec_eval's qrels are a dict)."""
+    from brightpro.metrics import domain_judgements, evaluate_domain
+    gold = {"q": ["a", "a", "b", "c"], "p": ["x"]}
+    aspects = pd.DataFrame([dict(id="biology-q-a1", qid="q", content="one", weight=2, supporting_docs=["a", "c"]),
+                            dict(id="biology-q-a2", qid="q", content="two", weight=1, supporting_docs=["b"]),
+                            dict(id="biology-p-a1", qid="p", content="one", weight=1, supporting_docs=["x"])])
+    domain, doc_to_aspect, aspect_weight = harness_domain(aspects, gold, ["y", "z"], tmp_path)
+    run = {"q": ["a", "y", "b", "c"], "p": ["x"]}
+    ks = [1, 2, 3, 4, 10]
+    harness = evaluate_domain(run, domain, k=ks).set_index("qid")
+    per_query = evaluate_domain(run, domain, k=ks, aspect_map="per-query").set_index("qid")
+    for k in ks:
+        twice = harness_alpha_ndcg(run["q"], gold["q"], doc_to_aspect, aspect_weight, 0.5, k)
+        once = harness_alpha_ndcg(run["q"], ["a", "b", "c"], doc_to_aspect, aspect_weight, 0.5, k)
+        assert harness.loc["q", f"alpha_ndcg@{k}"] == pytest.approx(twice, abs=1e-12)
+        assert per_query.loc["q", f"alpha_ndcg@{k}"] == pytest.approx(once, abs=1e-12)
+    assert harness.loc["q", "alpha_ndcg@4"] < per_query.loc["q", "alpha_ndcg@4"]      # the ideal is larger
+    ref = pytrec_scores(gold, {q: {d: float(-i) for i, d in enumerate(r)} for q, r in run.items()}, ks)
+    for frame in (harness, per_query):
+        for k in ks:
+            assert frame.loc["q", f"ndcg@{k}"] == pytest.approx(ref["q"][f"ndcg_cut_{k}"], abs=1e-12)
+            assert frame.loc["q", f"recall@{k}"] == pytest.approx(ref["q"][f"recall_{k}"], abs=1e-12)
+    assert domain_judgements(domain).aspect_gold[0].tolist() == [3, 1]
+    assert domain_judgements(domain, "per-query").aspect_gold[0].tolist() == [2, 1]
+    J = Judgements.build(gold, doc_to_aspect, {"q": {"biology-q-a1": 2, "biology-q-a2": 1}, "p": {"biology-p-a1": 1}},
+                         count_duplicate_gold=False)
+    assert J.aspect_gold[0].tolist() == [2, 1] and J.n_gold.tolist() == [3, 1]
+
+
+def test_deep_k_equals_the_bound_worked_out_by_hand():
+    """Item 4 (bounded k): a run of depth 10 with 3 gold documents: every metric at k = 100000 is its value at k = 10
+    (DCG stops growing; nDCG's ideal holds min(3, k) = 3 documents either way). With 30 gold the nDCG ideal grows to 30:
+    nDCG@100000 = DCG@10 / IDCG@30, below nDCG@10, and equal to pytrec_eval's ndcg_cut.100000."""
+    import math
+    ranked = [f"d{i}" for i in range(10)]
+    gold3 = {"q": ["d1", "d4", "d20"]}
+    da, w = {"d1": "A", "d4": "B", "d20": "A"}, {"q": {"A": 1, "B": 1}}
+    df = evaluate_run({"q": ranked}, gold3, da, w, k=[10, 100000]).iloc[0]
+    for m in METRICS_: assert df[f"{m}@100000"] == df[f"{m}@10"], m
+    dcg = 1 / math.log2(3) + 1 / math.log2(6)
+    assert df["ndcg@100000"] == pytest.approx(dcg / (1 + 1 / math.log2(3) + 1 / math.log2(4)), abs=1e-12)
+    gold30 = {"q": [f"d{i}" for i in range(0, 60, 2)]}
+    deep = evaluate_run({"q": ranked}, gold30, k=[10, 100000]).iloc[0]
+    idcg30 = sum(1 / math.log2(i + 2) for i in range(30))
+    dcg30 = sum(1 / math.log2(i + 2) for i in range(0, 10, 2))
+    assert deep["ndcg@100000"] == pytest.approx(dcg30 / idcg30, abs=1e-12) and deep["ndcg@100000"] < deep["ndcg@10"]
+    assert deep["recall@100000"] == deep["recall@10"] == pytest.approx(5 / 30)
+    ref = pytrec_scores(gold30, {"q": {d: float(-i) for i, d in enumerate(ranked)}}, [10, 100000])["q"]
+    assert deep["ndcg@100000"] == pytest.approx(ref["ndcg_cut_100000"], abs=1e-12)
+
+
+METRICS_ = ("alpha_ndcg", "aspect_recall", "ndcg", "recall")
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_deep_k_matches_pytrec_eval_and_the_harness(seed):
+    "k beyond every ranking, on random runs: nDCG and Recall as pytrec_eval, alpha-nDCG as the harness restatement."
+    gold, doc_aspects, weights, run = random_case(3000 + seed, tie_levels=3)
+    ks = [5, 1000, 10**6]
+    ref = pytrec_scores(gold, run, ks)
+    ours = evaluate_run(run, gold, doc_aspects, weights, k=ks).set_index("qid")
+    for q, m in ref.items():
+        for k in ks:
+            assert ours.loc[q, f"ndcg@{k}"] == pytest.approx(m[f"ndcg_cut_{k}"], abs=1e-9), (q, k)
+            assert ours.loc[q, f"recall@{k}"] == pytest.approx(m[f"recall_{k}"], abs=1e-9), (q, k)
+    for q in gold:
+        if not gold[q]: continue
+        tot = sum(weights[q].values())
+        norm = {a: x / tot for a, x in weights[q].items()}
+        ranked = [d for d, _ in sorted(run[q].items(), key=lambda x: x[1], reverse=True)]
+        for k in (1000, 10**6):
+            want = harness_alpha_ndcg(ranked, gold[q], doc_aspects[q], norm, 0.5, 1000)   # the plain loop stops at 1000 here
+            got = ours.loc[q, f"alpha_ndcg@{k}"]
+            assert np.isnan(got) if want is None else got == pytest.approx(want, abs=1e-12)
+
+
+def test_huge_k_is_bounded_by_the_run_not_by_k():
+    "k = 10**9 on a small run: the same values as k = 1000, and no k-sized allocation (it was a MemoryError)."
+    import tracemalloc
+    gold, doc_aspects, weights, run = random_case(4000)
+    ks = [10, 10**9]
+    tracemalloc.start()
+    try:
+        huge = evaluate_run(run, gold, doc_aspects, weights, k=ks)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally: tracemalloc.stop()
+    assert peak < 50 * 2**20, peak
+    ref = evaluate_run(run, gold, doc_aspects, weights, k=[10, 1000])
+    np.testing.assert_allclose(huge[[f"{m}@{10**9}" for m in METRICS_]].to_numpy(float),
+                               ref[[f"{m}@1000" for m in METRICS_]].to_numpy(float), rtol=0, atol=0)

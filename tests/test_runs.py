@@ -1,5 +1,5 @@
 """Run files: reading, writing, tie order, duplicates, bad input, and qrels that ir_measures, ranx and pytrec_eval read."""
-import random
+import bz2, gzip, json, random
 
 import numpy as np
 import pytest
@@ -8,8 +8,9 @@ import ir_measures
 import pytrec_eval
 
 from brightpro.core import BrightproError
-from brightpro.runs import (Run, RunError, read_run, read_trec_run, write_trec_run, write_json_run, write_qrels,
-                            write_diversity_qrels, diversity_qrels)
+from brightpro.runs import (Run, RunError, read_run, read_json_run, read_trec_run, write_trec_run, write_json_run,
+                            write_qrels, write_diversity_qrels, diversity_qrels)
+from harness_reference import harness_cut, harness_ranked
 
 
 def random_scores(seed, n_q=5, n_d=50, ties=False):
@@ -23,18 +24,116 @@ def trec_eval_order(scores):
     return {q: [d for d, _ in sorted(r.items(), key=lambda x: (x[1], x[0]), reverse=True)] for q, r in scores.items()}
 
 
+def harness_order(scores):
+    "The order the harness's aspect scripts rank a score.json: Python's stable sort, ties in the file's key order."
+    return {q: harness_ranked(r) for q, r in scores.items()}
+
+
 @pytest.mark.parametrize("seed", range(10))
 @pytest.mark.parametrize("ties", [False, True])
 def test_trec_roundtrip_and_order(tmp_path, seed, ties):
+    "Issue 8: a score dict keeps the stable score order (ties in dict order); a TREC file is in trec_eval's order."
     scores = random_scores(seed, ties=ties)
     run = Run.from_dict(scores, name="r")
-    assert run.to_dict() == trec_eval_order(scores)
+    assert run.to_dict() == harness_order(scores) and run.meta["tie_order"] == "file"
+    assert run.in_trec_order().to_dict() == trec_eval_order(scores)
     path = write_trec_run(run, tmp_path/"r.trec")
     back = read_run(path)
-    assert back.to_dict() == run.to_dict()
+    assert back.to_dict() == trec_eval_order(scores) and back.meta["tie_order"] == "trec_eval"
     assert back.to_scores() == scores
-    assert read_run(write_json_run(run, tmp_path/"s.score.json")).to_scores() == scores
+    again = read_run(write_json_run(run, tmp_path/"s.score.json"))
+    assert again.to_scores() == scores and again.to_dict() == run.to_dict()      # score.json carries the tie order
     assert read_run(write_json_run(run, tmp_path/"l.json", ranked=True)).to_dict() == run.to_dict()
+
+
+def tied_scores(seed, n_q=30, levels=3):
+    "A heavily tied score.json: few score levels, documents in random file order."
+    rng = random.Random(seed)
+    return {str(q): {f"doc{rng.randrange(10**4)}": float(rng.randrange(levels)) for _ in range(rng.randint(0, 80))}
+            for q in range(n_q)}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_score_json_keeps_file_order_and_cuts_like_the_harness(tmp_path, seed):
+    "Issue 8 item 4: a score.json is ranked by the harness's stable sort and cut as run.py cuts it (top 1000, top 200)."
+    scores = tied_scores(seed)
+    p = tmp_path/"r.score.json"
+    p.write_text(json.dumps(scores))
+    run = read_run(p)
+    assert run.to_dict() == harness_order(scores) and run.meta["tie_order"] == "file"
+    for cut in (1, 7, 25):
+        assert read_run(p, cut=cut).to_dict() == harness_order(harness_cut(scores, cut))
+        assert run.cut(cut).to_dict() == harness_order(harness_cut(harness_cut(scores, 60), cut))
+        # ties="trec_eval": trec_eval's order before the cut
+        assert read_run(p, cut=cut, ties="trec_eval").to_dict() == {q: r[:cut] for q, r in trec_eval_order(scores).items()}
+    as_trec = read_run(write_trec_run(run, tmp_path/"r.trec"), ties="trec_eval")     # TREC has no line for an empty ranking
+    assert as_trec.to_dict() == {q: r for q, r in trec_eval_order(scores).items() if r}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_trec_eval_order_with_need_sorts_what_lies_above_it(seed):
+    "Only the tied blocks starting above `need` are re-sorted; the top `need` of every query is trec_eval's."
+    scores = tied_scores(100 + seed)
+    run = Run.from_dict(scores)
+    full = trec_eval_order(scores)
+    rng = random.Random(seed)
+    for need in (1, 5, 20, 100, [rng.randrange(1, 40) for _ in scores]):
+        order = run.trec_eval_order(need=need)
+        got = Run(run.qids, run.offsets, run.docids if order is None else run.docids[order]).to_dict()
+        needs = need if isinstance(need, list) else [need] * len(scores)
+        for (q, ranked), n in zip(full.items(), needs): assert got[q][:n] == ranked[:n], (q, n)
+    assert Run.from_dict({"q": ["b", "a"]}).trec_eval_order() is None                 # a ranked list: its own order
+    assert Run.from_dict({"q": {"a": 2.0, "b": 1.0}}).trec_eval_order() is None        # no ties
+
+
+def test_empty_rankings_are_kept():
+    "Issue 8 item 6: a query listed with an empty ranking stays in the run, with no rows."
+    run = Run.from_dict({"q": {}, "p": {"a": 1.0}, "r": {}})
+    assert list(run) == ["q", "p", "r"] and run.offsets.tolist() == [0, 0, 1, 1] and run["q"] == [] and "r" in run
+    assert Run.from_dict({"q": [], "p": ["a"]}).to_dict() == {"q": [], "p": ["a"]}
+    assert Run.from_dict({"q": [], "p": {"a": 1.0}}).to_scores() == {"q": {}, "p": {"a": 1.0}}   # empty fits either kind
+    only_empty = Run.from_dict({"q": {}})                # pytrec_eval and the harness score it (0): not an error
+    assert len(only_empty) == 1 and only_empty.n_rows == 0
+    assert only_empty.cut(5).to_dict() == {"q": []} and only_empty.subset(["q"]).to_dict() == {"q": []}
+    with pytest.raises(RunError, match="empty"): Run.from_dict({})
+
+
+def test_run_file_formats_are_sniffed_from_content(tmp_path):
+    "Issue 8: gzip is read whatever the name, a UTF-8 byte-order mark is skipped, .json.gz and .trec.gz are read."
+    trec, js = b"q Q0 b 1 1.0 t\nq Q0 a 2 2.0 t\n", json.dumps({"q": {"b": 1.0, "a": 2.0}}).encode()
+    files = {"bom.score.json": b"\xef\xbb\xbf" + js, "bom.trec": b"\xef\xbb\xbf" + trec,
+             "packed.trec": gzip.compress(trec), "packed.json": gzip.compress(js), "packed": gzip.compress(trec),
+             "r.json.gz": gzip.compress(js), "r.trec.gz": gzip.compress(trec), "r.score.json.gz": gzip.compress(b"\xef\xbb\xbf" + js)}
+    for name, data in files.items():
+        (tmp_path/name).write_bytes(data)
+        run = read_run(tmp_path/name)
+        assert run.to_dict() == {"q": ["a", "b"]}, name
+        assert run.name == {"bom.score.json": "bom", "bom.trec": "bom", "packed.trec": "packed", "packed.json": "packed",
+                            "packed": "packed", "r.json.gz": "r", "r.trec.gz": "r", "r.score.json.gz": "r"}[name]
+    assert read_trec_run(tmp_path/"r.trec.gz").meta["tag"] == "t"
+    assert read_json_run(tmp_path/"packed.json").to_dict() == {"q": ["a", "b"]}
+
+
+@pytest.mark.parametrize("name, content, what", [
+    ("null.json", b"null", "null.json: the file holds null, not a run"),
+    ("null.json.gz", gzip.compress(b" null\n"), "null.json.gz: the file holds null, not a run"),
+    ("q.json", b'{"q1": {"a": 1.0}, "q2": null}', "q.json: query q2: the ranking is null"),
+    ("s.json", b'{"q1": {"a": 1.0, "b": null}}', "s.json: score of query q1 document b is null, not a number"),
+    ("l.json", b'{"q1": ["a", null]}', "l.json: query q1 lists null, not a document id"),
+    ("mixed.json", b'{"q1": ["a"], "q2": {"b": 1}}', "use one kind"),
+    ("bin.trec", bytes(range(256)), "bin.trec: binary data, not a run"),
+    ("r.trec.bz2", bz2.compress(b"q Q0 a 1 1.0 t\n"), "r.trec.bz2: a bzip2 file; only gzip-compressed runs are read"),
+    ("u16.json", '{"q": ["a"]}'.encode("utf-16"), "u16.json: UTF-16 text; save the run as UTF-8"),
+    ("broken.gz", gzip.compress(b"q Q0 a 1 1.0 t\n" * 100)[:40], "broken.gz: not a readable gzip file"),
+    ("latin1.trec", b"q Q0 a 1 1.0 t\nq Q0 caf\xe9 2 0.5 t\n", "latin1.trec:2: not UTF-8 text"),
+    ("latin1.json", b'{"q": {"a": 1.0,\n "caf\xe9": 0.5}}', "latin1.json:2: not UTF-8 text"),
+])
+def test_bad_run_files_get_one_clear_line(tmp_path, name, content, what):
+    "Issue 8: null, binary data, other compressions, UTF-16, broken gzip: one line naming the file (and query or line)."
+    (tmp_path/name).write_bytes(content)
+    with pytest.raises(RunError) as e: read_run(tmp_path/name)
+    msg = str(e.value)
+    assert what in msg and "\n" not in msg and "\ufffd" not in msg and "\\x" not in msg, msg
 
 
 def test_trec_file_order_does_not_matter_and_rank_column_is_ignored(tmp_path):

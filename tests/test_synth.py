@@ -1,10 +1,13 @@
 """The synthetic generator against the published sizes (the Bright-Pro dataset card), through the command line."""
-import gzip, json
+import gzip, json, subprocess
 from pathlib import Path
 
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import pytest
 
+from brightpro import synth
+from brightpro.core import BrightproError
 from brightpro.data import load_domain, validate_dataset
 from brightpro.synth import synth_dataset, synth_domain
 
@@ -61,3 +64,46 @@ def test_synth_dataset_summarises_each_domain(tmp_path):
     assert [x["domain"] for x in lines] == ["biology", "robotics"] and json.loads(summary.to_json()) == lines
     for x in lines:
         assert pq.ParquetFile(tmp_path/"documents"/f"{x['domain']}.parquet").metadata.num_rows == x["documents"]
+
+
+# ---------------------------------------------------------------- issue 8: --out checked before any compute
+@pytest.fixture
+def tmpfs(tmp_path):
+    "mount(name, options): a tiny tmpfs under tmp_path (needs root), unmounted after the test; skips where mount is refused."
+    mounted = []
+    def mount(name, options):
+        d = tmp_path/name
+        d.mkdir()
+        try: r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(d)], capture_output=True, text=True)
+        except FileNotFoundError: pytest.skip("no mount command here")
+        if r.returncode: pytest.skip(f"mounting a tmpfs is not permitted here ({r.stderr.strip() or r.returncode})")
+        mounted.append(d)
+        return d
+    yield mount
+    for d in reversed(mounted): subprocess.run(["umount", str(d)], check=False)
+
+
+def test_synth_out_is_checked_before_any_compute(tmp_path, cli, monkeypatch):
+    (tmp_path/"afile").write_text("x")
+    for out, message in ((tmp_path/"afile", f"{tmp_path}/afile: exists and is not a folder"),
+                         (tmp_path/"afile"/"sub", f"{tmp_path}/afile/sub: cannot write this folder: {tmp_path}/afile is a file")):
+        r = cli("data", "synth", "--domain", "earth_science", "--scale", "1.0", "--out", out)
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        assert r.returncode == 2 and r.stdout == "" and len(lines) == 1 and lines[0].startswith(f"brightpro: error: {message}"), r.stderr
+    monkeypatch.setattr(synth, "_word_model", lambda rng: pytest.fail("computed before checking --out"))
+    with pytest.raises(BrightproError, match="exists and is not a folder"): synth_dataset("earth_science", tmp_path/"afile")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_synth_into_a_read_only_or_full_place_is_one_line(tmp_path, cli, tmpfs):
+    ro = tmpfs("ro", "ro,size=64k")
+    r = cli("data", "synth", "--domain", "earth_science", "--scale", "1.0", "--out", ro/"out")
+    assert r.returncode == 2 and r.stderr.strip() == (f"brightpro: error: {ro}/out: cannot write this folder: {ro} is not writable "
+                                                      "(Read-only file system)"), r.stderr
+    full = tmpfs("full", "size=256k")
+    r = cli("data", "synth", "--domain", "earth_science", "--scale", "0.05", "--out", full)
+    assert r.returncode == 2 and r.stderr.strip() == (f"brightpro: error: {full}: cannot write the earth_science tables "
+                                                      "(No space left on device)"), r.stderr
+    left = sorted(p.relative_to(full).as_posix() for p in full.rglob("*") if p.is_file())
+    assert "documents/earth_science.parquet" not in left and not [p for p in left if p.endswith(".tmp")], left
+    for p in left: pq.read_table(full/p)   # what was written is whole
