@@ -6,7 +6,8 @@ Docs: https://brightpro.github.io/brightpro/cli.html.md"""
 
 # %% ../nbs/13_cli.ipynb #492c40e8
 from __future__ import annotations
-import argparse, builtins, sys
+import argparse, builtins, os, sys
+from pathlib import Path
 
 from . import __version__
 from .core import DOMAINS, ASPECT_MAPS, BrightproError
@@ -15,10 +16,13 @@ from .synth import synth_dataset
 from .retrievers import RETRIEVER_FORMS
 from .retrieve import retrieve
 from .compare import evaluate_and_compare
+from .llm import LLMClient
+from .agent import run_agent
+from .judge import agentic_eval, judge_run
 
 # %% auto #0
 __all__ = ['add_dataset_options', 'add_data_command', 'parse_options', 'add_retrieve_command', 'add_evaluate_command',
-           'build_parser', 'main']
+           'add_llm_options', 'llm_client', 'add_agent_command', 'add_judge_commands', 'build_parser', 'main']
 
 # %% ../nbs/13_cli.ipynb #0d0e293b
 def add_dataset_options(p: argparse.ArgumentParser, domain_default="all"):
@@ -108,7 +112,7 @@ def add_retrieve_command(sub):
 def _evaluate(args) -> int:
     report = evaluate_and_compare(args.run, args.dataset, args.domain, args.benchmark, args.revision, args.long, args.k,
                                   args.alpha, args.aspect_map, args.cut, not args.no_corpus_check, args.baseline,
-                                  args.resamples, args.seed, args.qrels_out, args.per_query)
+                                  args.resamples, args.seed, args.qrels_out, args.per_query, args.partial, args.ties)
     for note in report.notes: print(f"brightpro: note: {note}", file=sys.stderr)
     print(report.to_json() if args.json else report.to_text(ci=args.ci, latex=args.latex))
     return 0
@@ -137,15 +141,110 @@ def add_evaluate_command(sub):
     p.add_argument("--latex", action="store_true", help="print the comparison table as LaTeX")
     p.add_argument("--qrels-out", metavar="DIR", help="also write <domain>.qrels and <domain>.div.qrels (ndeval/ir_measures) there")
     p.add_argument("--no-corpus-check", action="store_true", help="do not read document ids to count run documents outside the corpus")
+    p.add_argument("--ties", choices=("harness", "trec_eval"), default="harness",
+                   help="harness (default): equal scores as the authors' scripts order them (a score.json's own order for "
+                        "alpha-nDCG and Aspect-Recall, trec_eval's for nDCG and Recall); trec_eval: trec_eval's order for every metric")
+    p.add_argument("--partial", action="store_true",
+                   help="allow a run that covers only some of the domains; its overall row then says over which domains")
     p.set_defaults(func=_evaluate)
+
+# %% ../nbs/13_cli.ipynb #3d26c204
+def add_llm_options(p: argparse.ArgumentParser):
+    "The endpoint, model, key, limits, prices and response cache of an OpenAI-compatible LLM."
+    g = p.add_argument_group("LLM endpoint (any OpenAI-compatible server)")
+    g.add_argument("--llm-base-url", default=None, help="e.g. http://localhost:8000/v1 (vLLM); default $BRIGHTPRO_LLM_BASE_URL or $OPENAI_BASE_URL")
+    g.add_argument("--llm-model", default=None, help="the model name the endpoint serves; default $BRIGHTPRO_LLM_MODEL")
+    g.add_argument("--llm-api-key", default=None, help="default $BRIGHTPRO_LLM_API_KEY or $OPENAI_API_KEY (prefer the variables: a command line is visible to other users)")
+    g.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    g.add_argument("--llm-retries", type=int, default=3, help="retries with backoff on 429, 5xx, timeouts and dropped connections (default 3)")
+    g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    g.add_argument("--max-tokens", type=int, default=4096, help="completion token limit per call (default 4096)")
+    g.add_argument("--price-in", type=float, default=None, help="dollars per million input tokens, to report cost")
+    g.add_argument("--price-out", type=float, default=None, help="dollars per million output tokens, to report cost")
+    g.add_argument("--llm-cache", default=None, help="SQLite response cache (default <out>/llm-cache.sqlite)")
+    g.add_argument("--no-llm-cache", action="store_true", help="ask the endpoint every time")
+    g.add_argument("--concurrency", type=int, default=8, help="queries (and requests) in flight at once (default 8)")
+
+def llm_client(args, folder) -> LLMClient | None:
+    "The client the options describe (None when no endpoint or model is given anywhere)."
+    if not (args.llm_base_url or args.llm_model or os.environ.get("BRIGHTPRO_LLM_MODEL")): return None
+    cache = None if args.no_llm_cache else (args.llm_cache or Path(folder)/"llm-cache.sqlite")
+    return LLMClient(args.llm_base_url, args.llm_model, args.llm_api_key, timeout=args.llm_timeout, max_retries=args.llm_retries,
+                     concurrency=args.concurrency, cache=cache, price_in=args.price_in, price_out=args.price_out,
+                     temperature=args.temperature, max_tokens=args.max_tokens)
+
+# %% ../nbs/13_cli.ipynb #377bc0be
+def _agent(args) -> int:
+    client = llm_client(args, args.out) if args.policy == "llm" else None
+    print(run_agent(args.dataset, args.domain, args.retriever, args.protocol, args.rounds, client, args.policy, args.qids,
+                    args.subset, args.concurrency, args.out, args.prompt_dir, args.max_iterations, args.snippet_tokens,
+                    args.snippet_tokenizer, args.cache_dir).to_text())
+    return 0
+
+def add_agent_command(sub):
+    "The `agent` subcommand."
+    p = sub.add_parser("agent", help="agentic retrieval: an LLM (or prf) searches in rounds and answers; writes traces",
+                       description="Run the agentic protocol of Bright-Pro on each domain and write <out>/<domain>/traces.jsonl "
+                                   "and <out>/meta.json. A killed run resumes where it stopped.")
+    add_dataset_options(p)
+    p.add_argument("--retriever", default="bm25-bright", help=f"the search tool's retriever: {', '.join(RETRIEVER_FORMS)}")
+    p.add_argument("--protocol", choices=("fixed", "adaptive"), default="fixed", help="fixed rounds with an answer after each, or until the agent stops")
+    p.add_argument("--rounds", type=int, default=3, help="fixed protocol: rounds R (1, 2 or 3; default 3)")
+    p.add_argument("--policy", choices=("llm", "prf"), default="llm", help="llm: the agent is the LLM; prf: pseudo-relevance feedback, no LLM, no answers")
+    p.add_argument("--qids", default=None, help="only these query ids, e.g. 0,5,9")
+    p.add_argument("--subset", choices=("agentic",), default=None, help="the authors' agentic subset: 25 queries per domain (PROTOCOL.md §5)")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--prompt-dir", default=None, help="a folder whose agent.md / answer.md replace the packaged prompts")
+    p.add_argument("--max-iterations", type=int, default=100, help="adaptive protocol: the cap on responses (default 100)")
+    p.add_argument("--snippet-tokens", type=int, default=2048, help="snippet budget in Qwen3 tokens (default 2048)")
+    p.add_argument("--snippet-tokenizer", default=None, help="a tokenizer name or path (default Qwen/Qwen3-0.6B when cached, else an approximation, recorded)")
+    p.add_argument("--cache-dir", default=None, help="where indexes and embeddings are cached")
+    add_llm_options(p)
+    p.set_defaults(func=_agent)
+
+# %% ../nbs/13_cli.ipynb #c7a5d845
+def _judge(args) -> int:
+    client = llm_client(args, args.run_dir)
+    if client is None: raise BrightproError("judge needs an LLM: give --llm-base-url and --llm-model (or set BRIGHTPRO_LLM_MODEL)")
+    print(judge_run(args.run_dir, args.dataset, client, args.reps, args.concurrency, args.prompt_dir, domains=args.domain).to_text())
+    return 0
+
+def _agentic_eval(args) -> int:
+    result = agentic_eval(args.run_dir, args.dataset, args.k, args.alpha, args.aspect_map, domains=args.domain)
+    print(result.to_json() if args.json else result.to_text())
+    return 0
+
+# %% ../nbs/13_cli.ipynb #ea5a273f
+def add_judge_commands(sub):
+    "The `judge` and `agentic-eval` subcommands."
+    j = sub.add_parser("judge", help="score an agent run's answers with an LLM judge (RC, OQ); writes judgements.jsonl",
+                       description="Judge every answer of an agent run (PROTOCOL.md §6) and write <dir>/<domain>/judgements.jsonl "
+                                   "beside the traces. Resumes: answers already judged are skipped.")
+    j.add_argument("run_dir", help="the --out folder of `brightpro agent`")
+    add_dataset_options(j, domain_default=None)
+    j.add_argument("--reps", type=int, default=1, help="judge each answer this many times; mean, spread and agreement are reported")
+    j.add_argument("--prompt-dir", default=None, help="a folder whose judge.md replaces the packaged judge prompt")
+    add_llm_options(j)
+    j.set_defaults(func=_judge)
+    e = sub.add_parser("agentic-eval", help="alpha-nDCG@5R per round, agentic nDCG/Recall, R, citations, RC/OQ/AER",
+                       description="Read an agent run (and its judgements, if any) and print per domain and overall: cumulative "
+                                   "alpha-nDCG@5R per round, agentic nDCG@k and Recall@k over the union, the distribution of R, "
+                                   "cited aspect coverage and hallucinated citations, RC, OQ and AER, tokens and cost per query.")
+    e.add_argument("run_dir", help="the --out folder of `brightpro agent`")
+    add_dataset_options(e, domain_default=None)
+    e.add_argument("--k", type=int, default=25, help="cut-off of agentic nDCG and Recall (default 25)")
+    e.add_argument("--alpha", type=float, default=0.5)
+    e.add_argument("--aspect-map", choices=ASPECT_MAPS, default="harness")
+    e.add_argument("--json", action="store_true", help="print JSON")
+    e.set_defaults(func=_agentic_eval)
 
 # %% ../nbs/13_cli.ipynb #d6550ce5
 def build_parser() -> argparse.ArgumentParser:
     "The `brightpro` parser with every subcommand."
     parser = argparse.ArgumentParser(prog="brightpro", description="Run, evaluate and report on the Bright-Pro and BRIGHT benchmarks.")
     parser.add_argument("--version", action="version", version=f"brightpro {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{data,retrieve,evaluate}")
-    for add in (add_data_command, add_retrieve_command, add_evaluate_command): add(sub)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{data,retrieve,evaluate,agent,judge,agentic-eval}")
+    for add in (add_data_command, add_retrieve_command, add_evaluate_command, add_agent_command, add_judge_commands): add(sub)
     return parser
 
 def main(argv=None) -> int:

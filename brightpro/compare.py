@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, check_ks
+from .core import BrightproError, atomic_write, check_ks, check_writable_dir, check_writable_file
 from .data import load_domains
-from .evaluate import Evaluation, evaluate_runs, export_qrels
+from .evaluate import Evaluation, check_cut, evaluate_runs, export_qrels
 
 # %% auto #0
-__all__ = ['paired_randomization_test', 'paired_bootstrap_ci', 'bootstrap_ci', 'holm', 'Comparison', 'compare',
-           'EvaluationReport', 'evaluate_and_compare']
+__all__ = ['paired_randomization_test', 'paired_bootstrap_ci', 'bootstrap_ci', 'holm', 'Comparison', 'check_resampling',
+           'compare', 'EvaluationReport', 'evaluate_and_compare']
 
 # %% ../nbs/08_compare.ipynb #8f330267
 def _weights(n: int, groups=None) -> np.ndarray:
@@ -185,6 +185,13 @@ def _against_baseline(row, base, x, groups, test, n_resamples, confidence, seed)
         row["p_value"] = float((np.abs(st) >= abs(row["delta"]) - 1e-12).mean())
 
 # %% ../nbs/08_compare.ipynb #ce3a5a22
+def check_resampling(n_resamples, seed):
+    "A positive number of resamples and a seed numpy accepts (a non-negative integer)."
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise BrightproError(f"resamples must be a positive integer (default 10000), got {n_resamples!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise BrightproError(f"seed must be a non-negative integer (default 42), got {seed!r}")
+
 _COLUMNS = ["system", "metric", "mean", "ci_low", "ci_high", "queries", "delta", "delta_low", "delta_high",
             "paired_queries", "p_value", "p_holm", "significant"]
 
@@ -201,6 +208,7 @@ def compare(per_query: dict, baseline: str | None = None, metrics=None, test: st
     baseline = baseline or systems[0]
     if baseline not in per_query: raise BrightproError(f"baseline {baseline!r} is not one of the systems: {', '.join(systems)}")
     if test not in ("randomization", "bootstrap"): raise BrightproError(f"unknown test {test!r}; use randomization or bootstrap")
+    check_resampling(n_resamples, seed)
     if metrics is None:
         metrics = [c for c in next(iter(per_query.values())).columns if "@" in c]
         metrics = [m for m in metrics if all(m in df for df in per_query.values())]
@@ -272,16 +280,19 @@ def _write_csv(df: pd.DataFrame, path) -> Path:
 def evaluate_and_compare(runs, dataset="sample", domains="all", benchmark: str = "brightpro", revision=None, long: bool = False,
                          k=None, alpha: float = 0.5, aspect_map: str = "harness", cut: int | None = None, check_corpus: bool = True,
                          baseline: str | None = None, n_resamples: int = 10_000, seed=42,
-                         qrels_out=None, per_query_out=None) -> EvaluationReport:
+                         qrels_out=None, per_query_out=None, partial: bool = False, ties: str = "harness") -> EvaluationReport:
     "Score `runs` (paths, `Run`s or dicts) on `domains` of `dataset`; compare them when there are several."
     if benchmark != "bright" and long: raise BrightproError("--long applies to --benchmark bright only")
     ks = check_ks(k) if k is not None else None
+    check_resampling(n_resamples, seed); check_cut(cut)
+    if qrels_out: check_writable_dir(qrels_out)          # before any compute: a bad path fails at once
+    if per_query_out: check_writable_file(per_query_out)
     loaded = load_domains(domains, dataset, revision, benchmark, long=long)
     report = EvaluationReport([])
     for d in loaded.values() if qrels_out else ():
         report.written += export_qrels(d, qrels_out, aspect_map)
     report.notes += [f"wrote {p}" for p in report.written]
-    report.evaluations = evaluate_runs(runs, loaded, ks, alpha, aspect_map, benchmark, cut, check_corpus=check_corpus)
+    report.evaluations = evaluate_runs(runs, loaded, ks, alpha, aspect_map, benchmark, cut, check_corpus=check_corpus, partial=partial, ties=ties)
     _number_same_names(report.evaluations)
     report.notes += [n for e in report.evaluations for n in e.notes()]
     if per_query_out: report.written.append(_write_csv(report.per_query(), per_query_out))

@@ -23,7 +23,8 @@ echo "== docs: every notebook renders (nbconvert; Quarto builds the full site wh
 find nbs -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' -print0 \
   | xargs -0 .venv/bin/jupyter nbconvert --log-level WARN --to html --output-dir _docs/nbconvert
 echo "== notebooks: re-executed, every saved output must come out the same (nbval)"
-.venv/bin/python -m pytest -q -p no:cacheprovider --nbval --nbval-current-env nbs/*.ipynb
+shopt -s nullglob
+.venv/bin/python -m pytest -q -p no:cacheprovider --nbval --nbval-current-env nbs/*.ipynb nbs/tutorials/*.ipynb nbs/analysis/*.ipynb
 echo "== nbdev-test"
 .venv/bin/nbdev-test --n-workers 2
 echo "== pytest"
