@@ -25,11 +25,12 @@ __all__ = ['add_dataset_options', 'add_data_command', 'parse_options', 'add_retr
            'add_llm_options', 'llm_client', 'add_agent_command', 'add_judge_commands', 'build_parser', 'main']
 
 # %% ../nbs/13_cli.ipynb #0d0e293b
-def add_dataset_options(p: argparse.ArgumentParser, domain_default="all"):
-    "--dataset, --revision, --domain and --benchmark, as every subcommand takes them."
+def add_dataset_options(p: argparse.ArgumentParser, domain_default="all", static: bool = True):
+    "--dataset and --domain, as every subcommand takes them; --revision and --benchmark for the static commands."
     p.add_argument("--dataset", default="sample", help="'sample' (bundled, default), 'hub', or a local folder (hub snapshot or JSON mirror)")
-    p.add_argument("--revision", default=None, help="hub revision (branch, tag or commit); the resolved commit is recorded")
     p.add_argument("--domain", default=domain_default, help=f"a domain, a comma list, or 'all' ({', '.join(DOMAINS)})")
+    if not static: return   # the agentic protocol is Bright-Pro's, on the hub's default revision or a local copy
+    p.add_argument("--revision", default=None, help="hub revision (branch, tag or commit); the resolved commit is recorded")
     p.add_argument("--benchmark", choices=("brightpro", "bright"), default="brightpro", help="Bright-Pro (default) or original BRIGHT")
 
 # %% ../nbs/13_cli.ipynb #9058ef27
@@ -186,7 +187,7 @@ def add_agent_command(sub):
     p = sub.add_parser("agent", help="agentic retrieval: an LLM (or prf) searches in rounds and answers; writes traces",
                        description="Run the agentic protocol of Bright-Pro on each domain and write <out>/<domain>/traces.jsonl "
                                    "and <out>/meta.json. A killed run resumes where it stopped.")
-    add_dataset_options(p)
+    add_dataset_options(p, static=False)
     p.add_argument("--retriever", default="bm25-bright", help=f"the search tool's retriever: {', '.join(RETRIEVER_FORMS)}")
     p.add_argument("--protocol", choices=("fixed", "adaptive"), default="fixed", help="fixed rounds with an answer after each, or until the agent stops")
     p.add_argument("--rounds", type=int, default=3, help="fixed protocol: rounds R (1, 2 or 3; default 3)")
@@ -221,7 +222,7 @@ def add_judge_commands(sub):
                        description="Judge every answer of an agent run (PROTOCOL.md §6) and write <dir>/<domain>/judgements.jsonl "
                                    "beside the traces. Resumes: answers already judged are skipped.")
     j.add_argument("run_dir", help="the --out folder of `brightpro agent`")
-    add_dataset_options(j, domain_default=None)
+    add_dataset_options(j, domain_default=None, static=False)
     j.add_argument("--reps", type=int, default=1, help="judge each answer this many times; mean, spread and agreement are reported")
     j.add_argument("--prompt-dir", default=None, help="a folder whose judge.md replaces the packaged judge prompt")
     add_llm_options(j)
@@ -231,7 +232,7 @@ def add_judge_commands(sub):
                                    "alpha-nDCG@5R per round, agentic nDCG@k and Recall@k over the union, the distribution of R, "
                                    "cited aspect coverage and hallucinated citations, RC, OQ and AER, tokens and cost per query.")
     e.add_argument("run_dir", help="the --out folder of `brightpro agent`")
-    add_dataset_options(e, domain_default=None)
+    add_dataset_options(e, domain_default=None, static=False)
     e.add_argument("--k", type=int, default=25, help="cut-off of agentic nDCG and Recall (default 25)")
     e.add_argument("--alpha", type=float, default=0.5)
     e.add_argument("--aspect-map", choices=ASPECT_MAPS, default="harness")

@@ -123,8 +123,9 @@ def wide(self: Comparison, ci: bool = False, digits: int = 4) -> pd.DataFrame:
 @patch
 def _note(self: Comparison, ci: bool = False) -> str:
     s = self.settings
-    intervals = f"; [intervals]: {int(s['confidence'] * 100)}% paired bootstrap" if ci else ""
-    return (f"* / †: significantly above / below {self.baseline} ({s['test']} test, {s['n_resamples']} resamples, "
+    intervals = (f"; [intervals]: each system's {int(s['confidence'] * 100)}% bootstrap interval of its mean "
+                 f"(the paired intervals of the differences are the table's delta_low, delta_high)") if ci else ""
+    return (f"Marks: * significantly above, † below {self.baseline} ({s['test']} test, {s['n_resamples']} resamples, "
             f"Holm-adjusted p < {s['alpha']}){intervals}; seed {s['seed']}.")
 
 # %% ../nbs/08_compare.ipynb #a014bef8

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, atomic_write, check_alpha, check_aspect_map, check_ks, progress
+from .core import DOMAINS, BrightproError, atomic_write, check_alpha, check_aspect_map, check_ks, parse_domains, progress
 from .data import load_domain
 from .runs import Run
 from .metrics import domain_judgements, score_judgements
@@ -479,7 +479,7 @@ def judge_run(run_dir, dataset="sample", client=None, reps: int = 1, concurrency
     run_dir = Path(run_dir)
     for name, v in (("reps", reps), ("concurrency", concurrency), ("tries", tries)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1: raise BrightproError(f"{name} must be a positive integer, not {v!r}")
-    names = run_domains(run_dir) if domains is None else list(domains)
+    names = run_domains(run_dir) if domains is None else parse_domains(domains, run_domains(run_dir))
     template, own = load_judge_prompt(prompt_dir), client is None
     client = client if client is not None else LLMClient()
     counts, lines = {}, {}
@@ -736,7 +736,7 @@ def _run_settings(run_dir: Path, traces_meta: dict) -> dict:
 def agentic_eval(run_dir, dataset="sample", k=25, alpha: float = 0.5, aspect_map: str = "harness", domains=None) -> AgenticEvaluation:
     "Evaluate the traces (and judgements) of a run folder: retrieval per round, citations, RC/OQ/AER, tokens and cost."
     run_dir, ks, alpha, aspect_map = Path(run_dir), check_ks(k), check_alpha(alpha), check_aspect_map(aspect_map)
-    names = run_domains(run_dir) if domains is None else list(domains)
+    names = run_domains(run_dir) if domains is None else parse_domains(domains, run_domains(run_dir))
     pqs, pas, counts, bad_R = {}, {}, {}, {}
     for d in names: pqs[d], pas[d], counts[d], bad_R[d] = _evaluate_domain(run_dir, d, dataset, ks, alpha, aspect_map)
     pq, pa = pd.concat(pqs.values(), ignore_index=True), pd.concat(pas.values(), ignore_index=True)
