@@ -10,19 +10,21 @@ import argparse, builtins, os, sys
 from pathlib import Path
 
 from . import __version__
-from .core import DOMAINS, ASPECT_MAPS, BrightproError
+from .core import DOMAINS, ASPECT_MAPS, BrightproError, check_ks
 from .data import describe_dataset, validation_report
-from .synth import synth_dataset
+from .synth import STYLES, synth_dataset
 from .retrievers import RETRIEVER_FORMS
 from .retrieve import retrieve
 from .compare import evaluate_and_compare
 from .llm import LLMClient
 from .agent import run_agent
 from .judge import agentic_eval, judge_run
+from .report import build_report
 
 # %% auto #0
 __all__ = ['add_dataset_options', 'add_data_command', 'parse_options', 'add_retrieve_command', 'add_evaluate_command',
-           'add_llm_options', 'llm_client', 'add_agent_command', 'add_judge_commands', 'build_parser', 'main']
+           'add_llm_options', 'llm_client', 'add_agent_command', 'add_judge_commands', 'add_report_command',
+           'build_parser', 'main']
 
 # %% ../nbs/13_cli.ipynb #0d0e293b
 def add_dataset_options(p: argparse.ArgumentParser, domain_default="all", static: bool = True):
@@ -45,7 +47,7 @@ def _stats(args) -> int:
     return 0
 
 def _synth(args) -> int:
-    print(synth_dataset(args.domain, args.out, args.scale, args.seed, args.topics).to_text())
+    print(synth_dataset(args.domain, args.out, args.scale, args.seed, args.topics, args.style).to_text())
     return 0
 
 # %% ../nbs/13_cli.ipynb #e528ac70
@@ -70,7 +72,10 @@ def add_data_command(sub):
     g.add_argument("--scale", type=float, default=1.0, help="fraction of the real sizes (default 1.0)")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--out", required=True, help="output folder ({examples,aspects,documents}/{domain}.parquet)")
-    g.add_argument("--topics", default=None, help="a folder of real BRIGHT topic files (topics.bright-<domain>-original.jsonl.gz) to take query texts from")
+    g.add_argument("--topics", default=None, help="a folder of real BRIGHT topic files (topics.bright-<domain>-original.jsonl.gz) to take query texts (and words) from")
+    g.add_argument("--style", choices=STYLES, default="realistic",
+                   help="realistic (default): English words with natural frequencies, the domain's BRIGHT words, code and links; "
+                        "legacy: the first releases' pseudo-words, byte for byte")
     g.set_defaults(func=_synth)
 
 # %% ../nbs/13_cli.ipynb #1799d472
@@ -239,13 +244,40 @@ def add_judge_commands(sub):
     e.add_argument("--json", action="store_true", help="print JSON")
     e.set_defaults(func=_agentic_eval)
 
+# %% ../nbs/13_cli.ipynb #cb6866f6
+def _report(args) -> int:
+    report = build_report(args.dataset, args.domain, [r for r in args.retrievers.split(",") if r.strip()],
+                          None if args.agent == "none" else args.agent, args.out, args.jobs, check_ks(args.k),
+                          args.alpha, args.baseline, args.force, args.cache_dir, echo=lambda line: print(line, flush=True))
+    print(report.to_text())
+    return 0 if all(p.status != "failed" for p in report.pages) else 1
+
+def add_report_command(sub):
+    "The `report` subcommand."
+    p = sub.add_parser("report", help="per-domain analysis notebooks, a summary and index.html (the main job)",
+                       description="Run what is missing (retrieval, evaluation, prf agent rounds), then papermill for each domain "
+                                   "and the summary, and write <out>/index.html linking every page, figure and table.")
+    add_dataset_options(p, static=False)
+    p.add_argument("--retrievers", default="bm25-bright,bm25,dense,fusion:bm25-bright+dense",
+                   help="comma-separated retrievers (default bm25-bright,bm25,dense,fusion:bm25-bright+dense)")
+    p.add_argument("--agent", choices=("prf", "none"), default="prf", help="the agent rounds in the report: prf (no LLM) or none")
+    p.add_argument("--out", default="reports", help="output folder (default reports/)")
+    p.add_argument("--jobs", type=int, default=1, help="domain notebooks run in parallel processes (default 1)")
+    p.add_argument("--k", default="5,10,25,50", help="cut-offs of the figures and tables (default 5,10,25,50)")
+    p.add_argument("--alpha", type=float, default=0.5)
+    p.add_argument("--baseline", default=None, help="the run the others are tested against (default the first retriever)")
+    p.add_argument("--force", action="store_true", help="rebuild everything")
+    p.add_argument("--cache-dir", default=None, help="where indexes and embeddings are cached")
+    p.set_defaults(func=_report)
+
 # %% ../nbs/13_cli.ipynb #d6550ce5
 def build_parser() -> argparse.ArgumentParser:
     "The `brightpro` parser with every subcommand."
     parser = argparse.ArgumentParser(prog="brightpro", description="Run, evaluate and report on the Bright-Pro and BRIGHT benchmarks.")
     parser.add_argument("--version", action="version", version=f"brightpro {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{data,retrieve,evaluate,agent,judge,agentic-eval}")
-    for add in (add_data_command, add_retrieve_command, add_evaluate_command, add_agent_command, add_judge_commands): add(sub)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{data,retrieve,evaluate,agent,judge,agentic-eval,report}")
+    for add in (add_data_command, add_retrieve_command, add_evaluate_command, add_agent_command, add_judge_commands,
+                add_report_command): add(sub)
     return parser
 
 def main(argv=None) -> int:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job on the bundled sample: set up .venv, validate the data, run every kind of retriever over the seven
-# domains, and evaluate them with the published metrics and significance tests against the harness's BM25.
-# Runs go to runs/sample/ (reused when up to date; pass --force to redo them).
+# The main job on the bundled sample: set up .venv, validate the data, then `brightpro report`: retrieve with every
+# kind of retriever (bm25-bright, the harness's BM25; bm25; dense; their fusion) over the seven domains, evaluate them
+# with the published metrics and significance tests, run the prf agent rounds, and write one analysis page per
+# domain, a summary and reports/sample/index.html. Outputs that are up to date are reused; pass --force to redo them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -9,12 +10,6 @@ export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
 bp=.venv/bin/brightpro
 echo "== brightpro data validate --dataset sample"
 $bp data validate --dataset sample | tail -n 1
-echo "== brightpro data stats --dataset sample"
-$bp data stats --dataset sample
-for retriever in bm25-bright bm25 dense fusion:bm25-bright+dense; do
-  echo "== brightpro retrieve --dataset sample --domain all --retriever $retriever"
-  $bp retrieve --dataset sample --domain all --retriever "$retriever" --out runs/sample "$@"
-done
-echo "== brightpro evaluate --dataset sample --domain all (baseline: bm25-bright, the harness's BM25)"
-$bp evaluate --dataset sample --domain all --k 10,25 \
-  --run runs/sample/bm25-bright --run runs/sample/bm25 --run runs/sample/dense --run "runs/sample/fusion-bm25-bright+dense"
+echo "== brightpro report --dataset sample --domain all --jobs 2 --out reports/sample"
+$bp report --dataset sample --domain all --jobs 2 --out reports/sample "$@"
+echo "== open reports/sample/index.html in a browser"

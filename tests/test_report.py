@@ -1,0 +1,224 @@
+"""brightpro.report end to end on the bundled sample: every promised file, links that resolve, a second run that
+changes nothing, a failing domain that does not lose the others, judged agent runs, and a bad output folder."""
+import json, os, shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import brightpro.report as report
+from brightpro.core import BrightproError
+from brightpro.data import load_domain
+from brightpro.report import (RESULT_FILES, Layout, build_page, build_report, domain_runs, read_results,
+                              replace_folder, write_results)
+
+DOMAINS = ["biology", "economics"]
+RETRIEVERS = ["bm25-bright", "bm25"]
+DOMAIN_FIGURES = ["metrics_ci", "by_k", "aspect_weight", "aspect_heatmap", "ndcg_vs_alpha", "agent_rounds", "agent_R"]
+DOMAIN_TABLES = ["metrics", "by_k", "aspect_weight", "telling_queries", "agent_rounds", "agent_answers"]
+SUMMARY_FIGURES = ["leaderboard", "domain_heatmap", "agent_rounds"]
+SUMMARY_TABLES = ["leaderboard", "domain_means", "agent_rounds"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def quiet():
+    old = os.environ.get("BRIGHTPRO_PROGRESS")
+    os.environ["BRIGHTPRO_PROGRESS"] = "0"
+    yield
+    if old is None: os.environ.pop("BRIGHTPRO_PROGRESS", None)
+    else: os.environ["BRIGHTPRO_PROGRESS"] = old
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    "The sample's report on two domains, two retrievers and the prf agent, two pages at a time."
+    root = tmp_path_factory.mktemp("report")
+    cache, out = root/"cache", root/"reports"
+    rep = build_report("sample", DOMAINS, RETRIEVERS, agent="prf", out=out, jobs=2, cache_dir=cache)
+    return rep, out, cache
+
+
+class Links(HTMLParser):
+    def __init__(self):
+        super().__init__(); self.links = []
+    def handle_starttag(self, tag, attrs):
+        self.links += [v for k, v in attrs if k in ("href", "src") and v and not v.startswith(("data:", "#"))]
+
+
+def index_links(out: Path) -> list[str]:
+    p = Links(); p.feed((out/"index.html").read_text(encoding="utf-8"))
+    return p.links
+
+
+def files_of(out: Path) -> dict:
+    return {p.relative_to(out).as_posix(): p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+
+
+def check_page(folder: Path, figures, tables):
+    assert (folder/"report.html").stat().st_size > 1000 and (folder/"report.ipynb").is_file()
+    for f in figures:
+        for ext in ("png", "svg"):
+            assert (folder/"figures"/f"{f}.{ext}").stat().st_size > 0, f"{folder.name}: {f}.{ext}"
+    for t in tables:
+        for ext in ("csv", "md", "tex"):
+            assert (folder/"tables"/f"{t}.{ext}").stat().st_size > 0, f"{folder.name}: {t}.{ext}"
+
+
+def test_first_run_builds_every_page_figure_and_table(built):
+    rep, out, _ = built
+    assert [(p.name, p.status) for p in rep.pages] == [(d, "built") for d in DOMAINS]
+    assert rep.summary.status == "built"
+    for d in DOMAINS: check_page(out/d, DOMAIN_FIGURES, DOMAIN_TABLES)
+    check_page(out/"summary", SUMMARY_FIGURES, SUMMARY_TABLES)
+    assert "not the full Bright-Pro" in (out/"summary"/"report.html").read_text(encoding="utf-8").replace("Not", "not")
+    text = rep.to_text()
+    assert "biology: built -> biology/report.html" in text and "summary: built -> summary/report.html" in text
+    assert json.loads(rep.to_json())["pages"][0]["page"] == "biology/report.html"
+
+
+def test_index_links_every_page_figure_and_table_and_each_resolves(built):
+    _, out, _ = built
+    links = index_links(out)
+    assert [l for l in links if not (out/l).is_file()] == []
+    for name, figures, tables in [(d, DOMAIN_FIGURES, DOMAIN_TABLES) for d in DOMAINS] + [("summary", SUMMARY_FIGURES, SUMMARY_TABLES)]:
+        assert f"{name}/report.html" in links
+        assert {f"{name}/figures/{f}.{e}" for f in figures for e in ("png", "svg")} <= set(links)
+        assert {f"{name}/tables/{t}.{e}" for t in tables for e in ("csv", "md", "tex")} <= set(links)
+
+
+def test_the_saved_results_agree_with_the_evaluation(built):
+    "Aspect recall recomputed from the saved first ranks equals the per-query aspect_recall@k of evaluate."
+    _, out, _ = built
+    res = read_results(out/"results", "biology")
+    pq = res.per_query.set_index(["run", "qid"])
+    for k in (5, 10, 25):
+        got = res.aspects.assign(w=res.aspects.norm_weight.where(res.aspects.first_rank.le(k).fillna(False), 0.0)).groupby(["run", "qid"]).w.sum()
+        pd.testing.assert_series_equal(got, pq[f"aspect_recall@{k}"].loc[got.index], check_names=False, atol=1e-12)
+    assert set(res.agent.agent) == set(RETRIEVERS) and (res.agent.R == 3).all()
+
+
+def test_second_run_is_up_to_date_and_touches_no_file(built):
+    rep, out, cache = built
+    before = files_of(out)
+    again = build_report("sample", DOMAINS, RETRIEVERS, agent="prf", out=out, jobs=2, cache_dir=cache)
+    assert [p.status for p in again.pages] + [again.summary.status] == ["up to date"] * 3
+    assert files_of(out) == before
+    assert sum(again.seconds.values()) < 0.25 * sum(rep.seconds.values())
+
+
+def test_a_failing_domain_is_reported_and_the_others_are_built(built, tmp_path):
+    _, out, cache = built
+    copy = tmp_path/"reports"
+    shutil.copytree(out, copy)
+    (copy/"results"/"economics"/RESULT_FILES["per_query"]).write_text("not,a\nresults,file\n")
+    rep = build_report("sample", DOMAINS, RETRIEVERS, agent="prf", out=copy, jobs=2, cache_dir=cache)
+    pages = {p.name: p for p in rep.pages}
+    assert pages["biology"].status == "up to date"
+    assert pages["economics"].status == "failed"
+    err = pages["economics"].error
+    assert err.startswith("cell ") and "read_results" in err and "static_per_query.csv" in err and "BrightproError" in err
+    assert rep.summary.status == "built"            # over biology alone: economics has no page
+    assert "economics: failed" in rep.to_text() and err in rep.to_text()
+    html = (copy/"index.html").read_text(encoding="utf-8")
+    assert "1 domain failed" in html and "static_per_query.csv" in html
+    assert (copy/"economics"/"report.html").is_file() and not (copy/"economics"/".stamp.json").exists()
+    assert [l for l in index_links(copy) if not (copy/l).is_file()] == []
+
+
+def test_an_unwritable_output_folder_fails_before_any_compute(tmp_path, monkeypatch):
+    def no_compute(*a, **k): raise AssertionError("computed before checking the output folder")
+    monkeypatch.setattr(report, "prepare_results", no_compute)
+    (tmp_path/"a-file").write_text("")
+    with pytest.raises(BrightproError, match="cannot write"):
+        build_report("sample", "biology", ["bm25-bright"], out=tmp_path/"a-file"/"reports")
+    with pytest.raises(BrightproError, match="exists and is not a folder"):
+        build_report("sample", "biology", ["bm25-bright"], out=tmp_path/"a-file")
+    with pytest.raises(BrightproError, match="unknown agent"):
+        build_report("sample", "biology", ["bm25-bright"], agent="gpt", out=tmp_path/"ok")
+    with pytest.raises(BrightproError, match="baseline"):
+        build_report("sample", "biology", ["bm25-bright"], baseline="bm25", out=tmp_path/"ok")
+
+
+def llm_run(folder: Path, dom):
+    "A hand-written LLM agent run in the traces/judgements format of the agentic spec: answers citing gold documents, judged."
+    (folder/dom.name).mkdir(parents=True)
+    meta = {"protocol": "fixed", "rounds": 3, "policy": "llm", "retriever": {"name": "bm25-bright", "metadata": {}},
+            "domains": [dom.name], "qids": {dom.name: dom.qids}, "model": {"name": "toy-model"},
+            "search": {"k": 5, "snippet_tokens": 2048}, "snippet_tokenizer": {"name": "approximation"}}
+    (folder/"meta.json").write_text(json.dumps(meta))
+    traces, judgements = [], []
+    for i, q in enumerate(dom.qids):
+        gold = dom.gold[q]
+        rounds = [{"round": r, "query": f"q{q} r{r}", "docids": gold[r - 1:r + 4], "searches": []} for r in (1, 2, 3)]
+        answers = [{"round": r, "answer": f"Because [{gold[0]}] and [{gold[r]}]. Answer: x Confidence: 80%", "evidence": gold[:r]} for r in (1, 2, 3)]
+        traces.append({"qid": q, "domain": dom.name, "protocol": "fixed", "policy": "llm", "rounds": rounds, "answers": answers,
+                       "answer": None, "R": 3, "stopped_early": False, "status": "ok", "tokens": {"prompt": 100, "completion": 20},
+                       "calls": 6, "latency_s": 0.1, "cost": 0.001, "parsed_from_text": 0, "errors": []})
+        for r in (1, 2, 3):
+            judgements.append({"qid": q, "round": r, "rep": 1, "status": "ok", "aspect_scores": {"a1": 1.0, "a2": 0.5},
+                               "overall_quality": 2 + (i + r) % 3, "justification": "toy", "rc": 3, "weighted_coverage": 0.5,
+                               "tries": 1, "error": None})
+    (folder/dom.name/"traces.jsonl").write_text("".join(json.dumps(t) + "\n" for t in traces))
+    (folder/dom.name/"judgements.jsonl").write_text("".join(json.dumps(j) + "\n" for j in judgements))
+
+
+def test_judged_llm_agent_runs_fill_the_answer_tables(built, tmp_path):
+    "RC, OQ, AER and cited coverage reach the domain page when an agent run has answers and judgements."
+    _, out, _ = built
+    lay = Layout(tmp_path/"reports")
+    shutil.copytree(out/"runs", lay.runs)
+    dom = load_domain("biology")
+    llm_run(lay.agent/"llm-toy", dom)
+    runs = domain_runs(lay, RETRIEVERS, "biology")
+    assert write_results(dom, runs, {"llm-toy": lay.agent/"llm-toy"}, lay.results/"biology", [5, 10, 15, 25, 50]) == "written"
+    agent = read_results(lay.results, "biology").agent
+    assert agent[["rc", "oq", "aer", "cited_coverage"]].notna().all().all()
+    params = {"domain": "biology", "dataset": "sample", "runs_dir": "runs", "agent_dir": "agent", "results_dir": "results",
+              "k_values": [5, 10, 25, 50], "alpha": 0.5, "baseline": None}
+    page = build_page("biology", report.analysis_notebook("domain_report"), params, {}, lay.out)
+    assert page.status == "built", page.error
+    answers = pd.read_csv(lay.out/"biology"/"tables"/"agent_answers.csv")
+    assert answers.loc[0, "judged"] == len(dom.qids) and answers.loc[0, "RC"] == 3
+    assert (lay.out/"biology"/"figures"/"agent_cited.png").stat().st_size > 0
+
+
+def test_replace_folder_swaps_whole_folders(tmp_path):
+    (tmp_path/"final").mkdir(); (tmp_path/"final"/"old.txt").write_text("old")
+    (tmp_path/"new").mkdir(); (tmp_path/"new"/"new.txt").write_text("new")
+    replace_folder(tmp_path/"new", tmp_path/"final")
+    assert [p.name for p in (tmp_path/"final").iterdir()] == ["new.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["final"]
+
+
+def test_the_analysis_notebooks_and_templates_ship_with_the_package():
+    "One copy: brightpro/analysis links to nbs/analysis in a checkout; pyproject ships both folders as package data."
+    root = Path(__file__).resolve().parents[1]
+    for name in ("domain_report", "summary"): assert report.analysis_notebook(name).is_file()
+    assert (report.TEMPLATES/"index.html.j2").is_file() and (report.TEMPLATES/"page.html.j2").is_file()
+    link = root/"brightpro"/"analysis"
+    assert link.is_symlink() and link.resolve() == (root/"nbs"/"analysis").resolve()
+    data = (root/"pyproject.toml").read_text(encoding="utf-8")
+    assert "analysis/*.ipynb" in data and "templates/*" in data
+
+
+def test_the_summary_sets_the_published_points_beside_ours_on_the_full_dataset(built, tmp_path):
+    "With the query counts of the full Bright-Pro (PROTOCOL.md §1) the summary adds the §7 reference points, ours x 100 beside them."
+    _, _, cache = built
+    sample = report.sample_results(cache)
+    out = tmp_path/"reports"
+    shutil.copytree(sample.results, out/"results")
+    for d, n in report.FULL_QUERIES.items():          # pretend: the sample's seven domains with the full counts
+        path = out/"results"/d/report.MANIFEST
+        path.write_text(json.dumps({**json.loads(path.read_text()), "queries": n}))
+    params = {"dataset": "hub", "results_dir": "results", "domains": list(report.FULL_QUERIES), "k_values": [5, 10, 25, 50],
+              "alpha": 0.5, "baseline": None}
+    page = build_page("summary", report.analysis_notebook("summary"), params, {}, out)
+    assert page.status == "built", page.error
+    refs = pd.read_csv(out/"summary"/"tables"/"reference_points.csv")
+    board = pd.read_csv(out/"summary"/"tables"/"leaderboard_long.csv")
+    ours = board[(board.system == "bm25-bright") & (board.metric == "alpha_ndcg@25")]["mean"].item()
+    bm25 = refs[(refs.system == "BM25") & (refs.metric == "alpha_ndcg@25")].iloc[0]
+    assert bm25.published == 41.1 and bm25.ours == round(100 * ours, 1) and bm25["our run"] == "bm25-bright"
+    assert refs[refs.setting.str.startswith("agentic")]["ours"].notna().all()
+    assert refs[refs.benchmark == "BRIGHT"]["ours"].isna().all()
