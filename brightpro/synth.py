@@ -6,20 +6,23 @@ Docs: https://brightpro.github.io/brightpro/synth.html.md"""
 
 # %% ../nbs/01a_synth.ipynb #55f4cae3
 from __future__ import annotations
-import gzip, json, re
-from dataclasses import dataclass
+import functools, gzip, json, re
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from fastcore.basics import patch
+from wordfreq import get_frequency_list
 
 from .core import DOMAINS, BrightproError, atomic_write, check_writable_dir, parse_domains, progress
 
 # %% auto #0
-__all__ = ['FULL_SIZES', 'MEAN_DOC_CHARS', 'MEAN_QUERY_CHARS', 'ASPECTS_PER_QUERY', 'GOLD_PER_QUERY', 'synth_domain',
-           'SynthSummary', 'synth_dataset']
+__all__ = ['FULL_SIZES', 'MEAN_DOC_CHARS', 'MEAN_QUERY_CHARS', 'ASPECTS_PER_QUERY', 'GOLD_PER_QUERY', 'RARE_SHARE',
+           'BRIGHT_SHARE', 'CODE_SHARE', 'SEPS', 'SENTENCE_WORDS', 'SEP_CHARS', 'TOPIC_WORDS', 'TOPIC_SHARE',
+           'URL_RATE', 'CODE_LINE_CHARS', 'STYLES', 'synth_domain', 'SynthSummary', 'synth_dataset']
 
 # %% ../nbs/01a_synth.ipynb #6d726ec8
 FULL_SIZES = {  # documents, queries per domain, as the dataset card publishes them
@@ -28,6 +31,411 @@ FULL_SIZES = {  # documents, queries per domain, as the dataset card publishes t
 MEAN_DOC_CHARS = {d: 1_775 if d == "stackoverflow" else 520 for d in DOMAINS}
 MEAN_QUERY_CHARS = {d: 2_200 if d == "robotics" else (1_500 if d == "stackoverflow" else 600) for d in DOMAINS}
 ASPECTS_PER_QUERY, GOLD_PER_QUERY = 2_763 / 739, 5_272 / 739
+
+# %% ../nbs/01a_synth.ipynb #a1e0c002
+_WF_FORM = re.compile(r"[a-z]+(?:['-][a-z]+)*|\d[\d.,]*[a-z%]*")   # words, and numbers as wordfreq writes them
+# wordfreq counts Twitter and subtitles too; StackExchange answers hardly ever swear
+_OFFENSIVE = re.compile(r"fuck|shit|bitch|cunt|nigg|pussy|dick|porn|whore|slut|\bass\b|asshole|bastard")
+_ALWAYS_CAPITAL = {"i": "I", "i'm": "I'm", "i've": "I've", "i'd": "I'd", "i'll": "I'll"}
+
+@functools.lru_cache(1)
+def _english_words() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    "wordfreq's large English list, most frequent first: the words, their frequencies, and which are number templates."
+    words, freqs = [], []
+    for bucket, ws in enumerate(get_frequency_list("en", "large")):   # bucket b: frequency 10^(-b/100)
+        for w in ws:
+            if _WF_FORM.fullmatch(w) and not _OFFENSIVE.search(w):
+                words.append(_ALWAYS_CAPITAL.get(w, w)); freqs.append(10.0 ** (-bucket / 100))
+    template = np.array([w[0].isdigit() and sum(c.isdigit() for c in w) > 1 for w in words])
+    return np.array(words, dtype=object), np.array(freqs), template
+
+# %% ../nbs/01a_synth.ipynb #a1e0c005
+_BRIGHT_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:(?:::|[.'\-])[A-Za-z0-9_]+)*")   # words, identifiers, dotted names
+_MARKUP = {"begingroup", "endgroup"}   # StackExchange's $\begingroup$ wrapper around every answer
+
+def _bright_words(topics: list[dict], common: set) -> Counter:
+    "Word counts of the real query, answer and reasoning texts; a capitalised word in `common` counts as lower case."
+    counts = Counter()
+    for t in topics:
+        for key in ("query", "gold_answer", "reasoning"): counts.update(_BRIGHT_TOKEN.findall(t.get(key) or ""))
+    out = Counter()
+    for w, n in counts.items():
+        low = w.lower()
+        if low not in _MARKUP: out[low if (len(w) == 1 or w[1:].islower()) and low in common else w] += n
+    return out
+
+# %% ../nbs/01a_synth.ipynb #a1e0c008
+_PREFIXES = np.array("un re pre non over under micro multi anti hyper sub inter semi post de co auto bio geo neuro thermo".split())
+_SUFFIXES = np.array("ness less ful ization ized ably ity ism ist ology ation ic ish wise like ward".split())
+_UNITS = np.array("mm cm km kg mg ms Hz kHz GHz V mV mA W kW kWh px MB GB nm K x k m s ppm mph bp kDa".split())
+_ONSETS = np.array(list("bcdfghjklmnprstvwz") + ["ch", "sh", "th", "tr", "pl", "st", "gr", "br", "kr", "fl"])
+_VOWELS = np.array(["a", "e", "i", "o", "u", "ea", "ou", "ai", "ie", "y"])
+_CODAS = np.array(["", "", "", "n", "r", "s", "t", "l", "m", "nd", "rg", "x", "ck", "ll", "son", "ton", "berg", "ia", "ex"])
+_RARE_KINDS = ("prefix", "suffix", "hyphen", "unit", "name", "typo", "snake", "camel", "dotted", "digits")
+_RARE_MIX = {False: (.15, .14, .14, .13, .16, .12, .04, .04, .03, .05), True: (.08, .06, .08, .10, .08, .08, .2, .14, .1, .08)}
+
+def _round(rng, x: np.ndarray) -> np.ndarray:
+    "Each number rounded to 0, 1 or 2 decimals."
+    scale = 10.0 ** rng.integers(0, 3, len(x))
+    return np.round(x * scale) / scale
+
+def _typo(w: str, op: int, i: int) -> str:
+    "`w` with letters `i` and `i+1` swapped (op 0), letter `i` dropped (1) or doubled (2)."
+    i = i % (len(w) - 1)
+    return (w[:i] + w[i + 1] + w[i] + w[i + 2:], w[:i] + w[i + 1:], w[:i] + w[i] + w[i:])[op]
+
+# %% ../nbs/01a_synth.ipynb #a1e0c009
+def _rare_forms(rng, base: np.ndarray, n: int, code: bool = False) -> list[str]:
+    "`n` plausible rare forms made from the words `base`, of the kinds in `_RARE_KINDS`."
+    kind = rng.choice(len(_RARE_KINDS), n, p=_RARE_MIX[code]).tolist()
+    a, b, c = (base[rng.integers(0, len(base), n)].tolist() for _ in range(3))
+    pre, suf, unit = (x[rng.integers(0, len(x), n)].tolist() for x in (_PREFIXES, _SUFFIXES, _UNITS))
+    num = _round(rng, rng.lognormal(2.5, 1.6, n)).tolist()
+    syl = lambda: np.char.add(_ONSETS[rng.integers(0, len(_ONSETS), n)], _VOWELS[rng.integers(0, len(_VOWELS), n)])
+    name = np.char.add(np.char.add(syl(), syl()), _CODAS[rng.integers(0, len(_CODAS), n)]).tolist()
+    ops, pos, digits = rng.integers(0, 3, n).tolist(), rng.integers(0, 1000, n).tolist(), rng.integers(0, 100, n).tolist()
+    make = (lambda j: pre[j] + a[j],
+            lambda j: (a[j][:-1] if a[j].endswith("e") and suf[j][0] in "aeiou" else a[j]) + suf[j],
+            lambda j: f"{a[j]}-{b[j]}",
+            lambda j: f"{num[j]:g}{unit[j]}",
+            lambda j: name[j].capitalize(),
+            lambda j: _typo(a[j], ops[j], pos[j]),
+            lambda j: f"{a[j]}_{b[j]}" if pos[j] % 3 else f"{a[j]}_{b[j]}_{c[j]}",
+            lambda j: a[j] + b[j].capitalize() + (c[j].capitalize() if pos[j] % 2 else ""),
+            lambda j: f"{a[j][:2 + pos[j] % 3]}.{b[j]}" if pos[j] % 2 else f"{a[j]}.{b[j]}.{c[j]}",
+            lambda j: f"{a[j]}{digits[j]}" if pos[j] % 2 else f"{a[j][:1 + pos[j] % 3]}{digits[j]}")
+    return [make[k](j) for j, k in enumerate(kind)]
+
+# %% ../nbs/01a_synth.ipynb #a1e0c012
+def _fill_numbers(rng, templates: list[str]) -> list[str]:
+    "A concrete number for each of wordfreq's templates (`0.00`, `0,000`, `00th`)."
+    n = len(templates)
+    digits, lead, year = rng.integers(0, 10, (n, 16)).tolist(), rng.integers(1, 10, n).tolist(), rng.integers(1900, 2026, n).tolist()
+    out = []
+    for t, ds, first, y in zip(templates, digits, lead, year):
+        if t == "0000" and ds[15] < 6: out.append(str(y)); continue
+        it = iter(ds + [0] * len(t))
+        s = "".join(str(next(it)) if ch == "0" else ch for ch in t)
+        out.append(str(first) + s[1:] if t[0] == "0" and t[1:2].isdigit() else s)
+    return out
+
+# %% ../nbs/01a_synth.ipynb #a1e0c015
+RARE_SHARE, BRIGHT_SHARE = 0.03, 0.35   # shares of drawn words: rare forms, and the domain's BRIGHT words when given
+CODE_SHARE = {"stackoverflow": 0.6, "robotics": 0.25}   # share of documents with a code block
+
+@dataclass
+class _Lexicon:
+    "Every word-like piece by id, and how words are drawn: English words, the domain's BRIGHT words and rare forms."
+    words: list            # English ids first, then BRIGHT's, then pieces added later (rare forms, numbers, code, links)
+    cdfs: tuple            # cumulative probabilities of English and of BRIGHT words, over their id ranges
+    content_cdf: np.ndarray  # the same for BRIGHT's content words (no stop word), which a text's topic is drawn from
+    offsets: tuple         # first id of English and of BRIGHT words
+    shares: tuple          # shares of English, BRIGHT and rare forms among drawn words
+    template: np.ndarray   # per English id: a number template ("0.00")
+    base: np.ndarray       # content words rare forms and identifiers are made of
+    code: bool = False     # a code domain: more identifiers among the rare forms
+    index: dict = field(default_factory=dict)   # added piece -> id
+    rare: dict = field(default_factory=dict)    # rank of a rare form -> id
+    def __repr__(self): return f"_Lexicon({len(self.words):,} pieces, shares {tuple(round(s, 2) for s in self.shares)})"
+
+# %% ../nbs/01a_synth.ipynb #a1e0c016
+def _cdf(weights: np.ndarray) -> np.ndarray: return np.cumsum(weights) / weights.sum() if len(weights) else np.zeros(0)
+
+def _make_lexicon(topics: list[dict], domain: str) -> _Lexicon:
+    "The word mixture of `domain`: English, the words of the real `topics` (none: English and rare forms only)."
+    words, freqs, template = _english_words()
+    bright = _bright_words(topics, set(words[:100_000].tolist()))
+    bw, bc = np.array(list(bright), dtype=object), np.array(list(bright.values()), float)
+    share = BRIGHT_SHARE if len(bw) else 0.0
+    stop = set(words[:300].tolist())
+    content = bc * np.array([w.lower() not in stop for w in bw.tolist()], bool)
+    plain = lambda ws: np.array([len(w) > 3 and w.isalpha() and w.islower() for w in ws.tolist()], bool)
+    base = np.concatenate([words[100:20_000][plain(words[100:20_000])], bw[(bc >= 2) & plain(bw)]])
+    return _Lexicon(words.tolist() + bw.tolist(), (_cdf(freqs), _cdf(bc)), _cdf(content), (0, len(words)),
+                    (1 - RARE_SHARE - share, share, RARE_SHARE), template, base, domain in CODE_SHARE)
+
+# %% ../nbs/01a_synth.ipynb #a1e0c017
+@patch
+def add(self: _Lexicon, pieces) -> np.ndarray:
+    "The ids of `pieces`, adding those not seen before."
+    out = np.empty(len(pieces), np.int64)
+    for j, p in enumerate(pieces):
+        i = self.index.get(p)
+        if i is None: i = self.index[p] = len(self.words); self.words.append(p)
+        out[j] = i
+    return out
+
+# %% ../nbs/01a_synth.ipynb #a1e0c018
+@patch
+def rare_ids(self: _Lexicon, rng, n: int, r0=40, a=1.6) -> np.ndarray:
+    "Ids of `n` rare forms: power-law ranks (exponent `a`: distinct forms grow like n^(1/a)), a new form per new rank."
+    ranks = np.floor(r0 * (rng.random(n) ** (-1 / (a - 1)) - 1)).astype(np.int64)
+    uniq, inv = np.unique(ranks, return_inverse=True)
+    new = [r for r in uniq.tolist() if r not in self.rare]
+    self.rare.update(zip(new, self.add(_rare_forms(rng, self.base, len(new), self.code)).tolist()))
+    return np.array([self.rare[r] for r in uniq.tolist()], np.int64)[inv]
+
+# %% ../nbs/01a_synth.ipynb #a1e0c019
+@patch
+def numbers(self: _Lexicon, rng, ids: np.ndarray) -> np.ndarray:
+    "`ids` with every number template replaced by a concrete number."
+    n_en = len(self.template)
+    t = np.flatnonzero((ids < n_en) & self.template[np.minimum(ids, n_en - 1)])
+    if len(t): ids[t] = self.add(_fill_numbers(rng, [self.words[i] for i in ids[t].tolist()]))
+    return ids
+
+@patch
+def draw(self: _Lexicon, rng, n: int) -> np.ndarray:
+    "Ids of `n` words drawn from the mixture."
+    src = rng.choice(3, n, p=np.array(self.shares) / sum(self.shares))
+    ids = np.empty(n, np.int64)
+    for s in (0, 1):
+        m = src == s
+        ids[m] = self.offsets[s] + np.searchsorted(self.cdfs[s], rng.random(int(m.sum())), side="right")
+    ids[src == 2] = self.rare_ids(rng, int((src == 2).sum()))
+    return self.numbers(rng, ids)
+
+# %% ../nbs/01a_synth.ipynb #a1e0c020
+@patch
+def draw_content(self: _Lexicon, rng, n: int, skip=300) -> np.ndarray:
+    "Ids of `n` content words: English past its `skip` most frequent words, or the domain's BRIGHT content words."
+    src = rng.choice(2, n, p=np.array(self.shares[:2]) / sum(self.shares[:2]))
+    ids = np.empty(n, np.int64)
+    for s, cdf in enumerate((self.cdfs[0], self.content_cdf)):
+        m = src == s
+        lo = cdf[skip - 1] if s == 0 else 0.0
+        ids[m] = self.offsets[s] + np.searchsorted(cdf, lo + rng.random(int(m.sum())) * (1 - lo), side="right")
+    return self.numbers(rng, ids)
+
+# %% ../nbs/01a_synth.ipynb #a1e0c023
+SEPS = (" ", ", ", ". ", "? ", "! ", ".\n\n", ": ", "; ", " (", ") ", ' "', '" ', ".", "?", ":\n\n  * ", "\n  * ", " - ",
+        "\n", "\n\n", "", ":\n\n")
+(_SP, _COMMA, _STOP, _ASK, _BANG, _PARA, _COLON, _SEMI, _OPEN, _CLOSE, _OPEN_Q, _CLOSE_Q, _END, _ASK_END, _LIST, _ITEM, _DASH,
+ _NL, _NL2, _NONE, _BLOCK) = range(len(SEPS))
+_ENDS_SENTENCE = np.isin(np.arange(len(SEPS)), [_STOP, _ASK, _BANG, _PARA, _END, _ASK_END, _LIST, _ITEM, _NL, _NL2, _BLOCK])
+SENTENCE_WORDS, SEP_CHARS = 18, 1.18   # mean words per sentence; mean characters of a separator
+
+# %% ../nbs/01a_synth.ipynb #a1e0c024
+def _sentence_ends(rng, counts: np.ndarray) -> np.ndarray:
+    "Which slots end a sentence, for texts of `counts` slots (every text's last slot does)."
+    n = int(counts.sum())
+    end = np.zeros(n, bool)
+    pos = np.cumsum(np.maximum(3, rng.gamma(2.5, SENTENCE_WORDS / 2.5, n // 8 + 10).round().astype(np.int64))) - 1
+    end[pos[pos < n]] = True
+    end[np.cumsum(counts) - 1] = True
+    return end
+
+def _spans(rng, sep: np.ndarray, rate: float, open_: int, close: int, longest: int):
+    "Put `open_`/`close` separators around short spans of words (at most `longest`) inside sentences, in place."
+    n = len(sep)
+    opens = np.flatnonzero(rng.random(n) < rate)
+    opens = opens[(opens > 1) & (np.diff(opens, prepend=-99) > longest + 1)]
+    closes = np.minimum(opens + rng.integers(0, longest, len(opens)), n - 1)
+    special = np.concatenate([[0], np.cumsum(~np.isin(sep, [_SP, _COMMA]))])   # a span holds no other punctuation
+    ok = special[closes + 1] - special[opens - 1] == 0
+    sep[opens[ok] - 1], sep[closes[ok]] = open_, close
+
+# %% ../nbs/01a_synth.ipynb #a1e0c025
+def _punctuate(rng, counts: np.ndarray, final=_END) -> tuple[np.ndarray, np.ndarray]:
+    "The separator after each slot of texts of `counts` slots, and which slots start a sentence."
+    n = int(counts.sum())
+    end = _sentence_ends(rng, counts)
+    r = rng.random(n)
+    sep = np.select([r < .07, r < .075, r < .08, r < .083], [_COMMA, _SEMI, _DASH, _COLON], _SP).astype(np.int8)
+    e = np.flatnonzero(end)
+    r = rng.random(len(e))
+    sep[e] = np.select([r < .05, r < .06, r < .22, r < .24], [_ASK, _BANG, _PARA, _LIST], _STOP)
+    lists = np.flatnonzero(sep[e] == _LIST)
+    for k, item in ((1, _ITEM), (2, _ITEM), (3, _PARA)):   # two more items, then the list ends
+        j = lists + k
+        sep[e[j[j < len(e)]]] = item
+    _spans(rng, sep, .012, _OPEN, _CLOSE, 5)
+    _spans(rng, sep, .004, _OPEN_Q, _CLOSE_Q, 3)
+    sep[np.cumsum(counts) - 1] = final
+    return sep, np.concatenate([[True], _ENDS_SENTENCE[sep[:-1]]])
+
+# %% ../nbs/01a_synth.ipynb #b1e0c002
+_APIS = {"stackoverflow": """np.array np.linalg.norm np.zeros pd.DataFrame pd.read_csv pd.merge df.groupby df.apply os.path.join
+    os.environ.get json.loads json.dumps re.sub re.compile plt.plot torch.tensor sys.argv time.sleep requests.get
+    subprocess.run logging.getLogger datetime.datetime.now itertools.chain collections.Counter console.log
+    document.getElementById JSON.stringify Object.keys Array.prototype.map System.out.println String.format Math.max
+    std::vector std::string std::cout std::map""".split(),
+         "robotics": """rospy.init_node rospy.Subscriber rospy.Publisher rospy.spin rospy.loginfo rclpy.init rclpy.spin
+    rclcpp::Node rclcpp::spin ros::NodeHandle ros::Publisher ros::Subscriber ros::Rate tf2_ros::Buffer
+    tf2_ros::TransformListener geometry_msgs::Twist sensor_msgs::LaserScan nav_msgs::Odometry std_msgs::String
+    moveit::planning_interface::MoveGroupInterface Eigen::Vector3d Eigen::Matrix3d cv2.imread np.array
+    std::make_shared self.create_publisher self.create_subscription self.get_logger""".split()}
+_MSGS = """geometry_msgs/Twist sensor_msgs/LaserScan nav_msgs/Odometry std_msgs/String sensor_msgs/Imu sensor_msgs/Image
+    geometry_msgs/PoseStamped tf2_msgs/TFMessage sensor_msgs/JointState trajectory_msgs/JointTrajectory""".split()
+_TEMPLATES = {
+    "stackoverflow": ["{v} = {api}({v}, {k}={n})", "def {f}({v}, {v}):", "    return {v}.{f}({v})", "for {v} in {f}({v}):",
+                      "if {v} == {n}:", "import {m}", "from {m} import {C}", "{v}[{n}] = {s}", "print({v}.{f}())",
+                      "{v} = [{n}, {n}, {n}]", "const {c} = {v}.{c}(({v}) => {v}.{v});", "SELECT {v}, {v} FROM {v} WHERE {v} = {n};",
+                      "$ pip install {m}", "class {C}({C}):", "    {v} = {C}({s}, {k}={v})", "}", "{c}({v}, {n});",
+                      "std::vector<int> {v}({n});", "public {C} {c}(String {v}) {{", "{v}.{c}({s});", "# {w} {w} {w}",
+                      "    if ({v} != null && {v}.{c}() -> {n}) {{"],
+    "robotics": ["{v} = {api}({s}, {msg}, {f}, queue_size={n})", "ros::Publisher {v} = nh.advertise<{msg}>({t}, {n});",
+                 "def {f}(self, {v}):", "    self.{v} = {api}({v})", "$ ros2 launch {p} {f}.launch.py", "$ rosrun {p} {f}_node",
+                 "$ ros2 topic echo {t}", '<node pkg="{p}" type="{f}_node" name="{f}" output="screen"/>',
+                 '  <param name="{v}" value="{n}"/>', "{C}::{C}() : Node({s}) {{", "  {v}_->{c}({n});", "}",
+                 "#include <{p}/{f}.hpp>", "{v}: {n}", "  {v}: [{n}, {n}, {n}]", "import {m}", "rate = rospy.Rate({n})",
+                 "[INFO] [{n}]: {w} {w} {t}", "# {w} {w} {w}"]}
+_CODE_WORDS = np.array("""data value values list item items index result results config node user name id file path key keys
+    count error msg message request response buffer size width height x y z i j k n tmp obj arr df str num len max min sum
+    total input output args kwargs params options settings state status info text line lines row rows col cols column
+    table query model view controller service client server handler callback event listener timer thread task queue
+    stack map dict set array vector matrix frame image pose goal target source dest start end begin first last next prev
+    left right top bottom pos position velocity speed angle rate time timeout delay offset step scale factor weight
+    init update get load save read write open close send receive publish subscribe parse format convert check
+    run exec build create delete remove add insert find search sort filter merge split join copy clear reset""".split())
+
+# %% ../nbs/01a_synth.ipynb #b1e0c003
+def _zipf_pick(rng, pool: list, n: int, a=1.0) -> list:
+    "`n` items of `pool`, the first ones most often (Zipf with exponent `a`)."
+    w = 1.0 / np.arange(1, len(pool) + 1) ** a
+    return [pool[i] for i in np.searchsorted(_cdf(w), rng.random(n), side="right").tolist()]
+
+def _code_names(rng, base: np.ndarray, n: int) -> dict:
+    "`n` values for each kind of template slot (variables, functions, classes, literals, ROS names), each kind Zipf-reused."
+    k = max(30, n // 6)
+    words = np.concatenate([_CODE_WORDS, base[:2000]])
+    cdf = _cdf(1.0 / np.arange(1, len(words) + 1) ** 0.7)
+    w = lambda: words[np.searchsorted(cdf, rng.random(k), side="right")].tolist()
+    pools = dict(v=[f"{a}_{b}" if i % 2 else a for i, (a, b) in enumerate(zip(w(), w()))], f=[f"{a}_{b}" for a, b in zip(w(), w())],
+                 c=[a + b.capitalize() for a, b in zip(w(), w())], C=[a.capitalize() + b.capitalize() for a, b in zip(w(), w())],
+                 n=[f"{x:g}" for x in _round(rng, rng.lognormal(1.5, 1.5, k)).tolist()], s=[f'"{a}"' for a in w()], k=w(), w=w(),
+                 m=[f"{a}.{b}" if i % 3 == 0 else a for i, (a, b) in enumerate(zip(w(), w()))],
+                 t=[f'"/{a}"' if i % 2 else f'"/{a}/{b}"' for i, (a, b) in enumerate(zip(w(), w()))],
+                 p=[f"{a}_{b}" for a, b in zip(w(), w())])
+    return {kind: _zipf_pick(rng, pool, 8 * n) for kind, pool in pools.items()}
+
+# %% ../nbs/01a_synth.ipynb #b1e0c004
+_SLOT = re.compile(r"\{(\w+)\}")
+
+def _code_lines(rng, domain: str, base: np.ndarray, n: int) -> list[str]:
+    "`n` code lines for `domain`, each template slot filled with a name of its kind."
+    kind = "robotics" if domain == "robotics" else "stackoverflow"
+    names = _code_names(rng, base, n)
+    names["api"] = _zipf_pick(rng, _APIS[kind], 8 * n, 0.5)
+    msgs = [m.replace("/", "::") if kind == "robotics" and i % 2 else m for i, m in enumerate(_MSGS)]   # C++ spells them ::
+    names["msg"] = _zipf_pick(rng, msgs, 8 * n, 0.5)
+    slots = {k: iter(v) for k, v in names.items()}
+    templates = _TEMPLATES[kind]
+    return [_SLOT.sub(lambda m: next(slots[m[1]]), templates[t]).replace("{{", "{") for t in rng.integers(0, len(templates), n).tolist()]
+
+# %% ../nbs/01a_synth.ipynb #b1e0c007
+_SITES = ("https://en.wikipedia.org/wiki/{T}", "https://www.{w}{w}.com/{w}/{w}-{w}-{w}", "https://github.com/{w}/{w}_{w}/blob/main/{w}/{w}.py",
+          "https://stackoverflow.com/questions/{id}/{w}-{w}-{w}", "https://www.ncbi.nlm.nih.gov/pmc/articles/PMC{id}/",
+          "https://doi.org/10.{d}/{w}.{y}.{d}", "https://docs.ros.org/en/humble/{T}.html", "http://www.{w}.org/{w}/{w}.html")
+
+def _urls(rng, base: np.ndarray, n: int) -> list[str]:
+    "`n` links."
+    w = iter(base[rng.integers(0, min(len(base), 8000), 10 * n)].tolist())
+    num = iter(rng.integers(1000, 99_999_999, 4 * n).tolist())
+    fill = dict(w=lambda: next(w), T=lambda: "_".join(next(w).capitalize() for _ in range(1 + next(num) % 3)),
+                id=lambda: str(next(num)), d=lambda: str(next(num) % 10_000), y=lambda: str(1990 + next(num) % 35))
+    return [_SLOT.sub(lambda m: fill[m[1]](), _SITES[s]) for s in rng.integers(0, len(_SITES), n).tolist()]
+
+# %% ../nbs/01a_synth.ipynb #b1e0c010
+TOPIC_WORDS, TOPIC_SHARE = 6, 0.2   # content words per text, and the share of its words drawn from them
+URL_RATE = {"stackoverflow": 0.004, "robotics": 0.004}   # links per word; 0.002 elsewhere
+CODE_LINE_CHARS = 45   # mean characters of an indented code line and its newline
+
+@dataclass
+class _Texts:
+    "Texts as slots: a word id, whether it is capitalised, and the separator after it; `counts` slots per text."
+    words: np.ndarray
+    caps: np.ndarray
+    seps: np.ndarray
+    counts: np.ndarray
+    def __repr__(self): return f"_Texts({len(self.counts)} texts, {len(self.words)} slots)"
+
+@patch(as_prop=True)
+def starts(self: _Texts) -> np.ndarray: return np.cumsum(self.counts) - self.counts
+
+# %% ../nbs/01a_synth.ipynb #b1e0c011
+def _draw_texts(rng, lex: _Lexicon, counts, final=_END, url_rate=0.002) -> _Texts:
+    "Texts of `counts` slots: words with a topic per text, sentences with punctuation and capitals, now and then a link."
+    counts = np.asarray(counts, np.int64)
+    words = lex.draw(rng, int(counts.sum()))
+    topic = lex.draw_content(rng, TOPIC_WORDS * len(counts)).reshape(len(counts), TOPIC_WORDS)
+    rep = np.flatnonzero(rng.random(len(words)) < TOPIC_SHARE)
+    words[rep] = topic[np.searchsorted(np.cumsum(counts), rep, side="right"), rng.integers(0, TOPIC_WORDS, len(rep))]
+    seps, caps = _punctuate(rng, counts, final)
+    at = np.flatnonzero((rng.random(len(words)) < url_rate) & ~caps & (seps == _SP))
+    if len(at): words[at] = lex.add(_urls(rng, lex.base, len(at)))
+    return _Texts(words, caps, seps, counts)
+
+def _inject(rng, lex: _Lexicon, texts: _Texts, inject: dict):
+    "`inject[i]` words replace random words of text i (the query words a gold document carries), in place."
+    starts = texts.starts
+    for i, words in inject.items():
+        pos = starts[i] + rng.choice(texts.counts[i], size=min(len(words), texts.counts[i]), replace=False)
+        texts.words[pos] = lex.add(words[:len(pos)])
+
+# %% ../nbs/01a_synth.ipynb #b1e0c012
+def _add_code(rng, lex: _Lexicon, texts: _Texts, domain: str, lines: np.ndarray) -> _Texts:
+    "`texts` with a code block of `lines[i]` lines after one sentence of text i (the texts with `lines[i] > 0`)."
+    docs = np.flatnonzero(lines)
+    if not len(docs): return texts
+    n = lines[docs]
+    pool = lex.add(["    " + l for l in _code_lines(rng, domain, lex.base, max(50, int(n.sum()) // 3))])
+    ids = pool[np.searchsorted(_cdf(1.0 / np.arange(1, len(pool) + 1) ** 0.9), rng.random(int(n.sum())), side="right")]
+    last = np.cumsum(texts.counts) - 1
+    pick = np.minimum(texts.starts[docs] + (rng.random(len(docs)) * texts.counts[docs]).astype(np.int64), last[docs])
+    ends = np.flatnonzero(_ENDS_SENTENCE[texts.seps])
+    anchor = ends[np.searchsorted(ends, pick)]   # the end of the sentence the picked word is in
+    line_seps = np.full(int(n.sum()), _NL, np.int8)
+    line_seps[np.cumsum(n) - 1] = np.where(anchor == last[docs], _NONE, _NL2)
+    seps = texts.seps.copy()
+    seps[anchor] = _BLOCK
+    where = np.repeat(anchor + 1, n)
+    counts = texts.counts.copy()
+    counts[docs] += n
+    return _Texts(np.insert(texts.words, where, ids), np.insert(texts.caps, where, False), np.insert(seps, where, line_seps), counts)
+
+# %% ../nbs/01a_synth.ipynb #b1e0c013
+_PLAIN = re.compile(r"[a-z]+(?:['-][a-z]+)*")
+
+def _pieces(lex: _Lexicon) -> tuple[np.ndarray, np.ndarray]:
+    "Every piece's UTF-8 bytes in one buffer and their offsets: the words, the words capitalised, the separators."
+    caps = [w[:1].upper() + w[1:] if _PLAIN.fullmatch(w) else w for w in lex.words]
+    table = pa.array(lex.words + caps + list(SEPS), pa.string())
+    return np.frombuffer(table.buffers()[2], np.uint8), np.frombuffer(table.buffers()[1], np.int32)[:len(table) + 1].astype(np.int64)
+
+def _assemble(lex: _Lexicon, texts: _Texts, chunk=4_000_000) -> pa.ChunkedArray:
+    "The texts as Arrow strings, their bytes gathered from the pieces with numpy, about `chunk` slots at a time."
+    data, offsets = _pieces(lex)
+    W, ends, out = len(lex.words), np.cumsum(texts.counts), []
+    bounds = np.unique(np.concatenate([[0], np.searchsorted(ends, np.arange(chunk, ends[-1] if len(ends) else 0, chunk)) + 1, [len(ends)]]))
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        lo, hi = (ends[a - 1] if a else 0), ends[b - 1]
+        stream = np.empty(2 * (hi - lo), np.int64)
+        stream[0::2] = texts.words[lo:hi] + W * texts.caps[lo:hi]
+        stream[1::2] = 2 * W + texts.seps[lo:hi].astype(np.int64)
+        length = offsets[stream + 1] - offsets[stream]
+        gathered = data[np.repeat(offsets[stream] - (np.cumsum(length) - length), length) + np.arange(int(length.sum()))]
+        text_bytes = np.add.reduceat(length, 2 * (texts.starts[a:b] - lo))
+        out.append(pa.StringArray.from_buffers(b - a, pa.py_buffer(np.concatenate([[0], np.cumsum(text_bytes)]).astype(np.int32)),
+                                               pa.py_buffer(gathered)))
+    return pa.chunked_array(out, pa.string())
+
+# %% ../nbs/01a_synth.ipynb #b1e0c016
+def _mean_len(words: list, cdf: np.ndarray, skip=0) -> float:
+    "The mean length of `words` drawn by `cdf` (past the first `skip`)."
+    if not len(cdf): return 0.0
+    p = np.diff(np.concatenate([[0.0], cdf]))[skip:]
+    return float((p * np.fromiter(map(len, words[skip:len(cdf)]), float, len(cdf) - skip)).sum() / p.sum())
+
+@patch
+def slot_chars(self: _Lexicon, url_rate=0.002) -> float:
+    "Expected characters per slot: a word (mixture, topic words, links) and a separator."
+    en, br = self.words[:self.offsets[1]], self.words[self.offsets[1]:]
+    shares = np.array(self.shares) / sum(self.shares)
+    mix = shares[0] * _mean_len(en, self.cdfs[0]) + shares[1] * _mean_len(br, self.cdfs[1]) + shares[2] * (13 if self.code else 10)
+    s = shares[0] + shares[1]
+    topic = (shares[0] * _mean_len(en, self.cdfs[0], 300) + shares[1] * _mean_len(br, self.content_cdf)) / s
+    return (1 - TOPIC_SHARE) * mix + TOPIC_SHARE * topic + url_rate * (54 - mix) + SEP_CHARS
 
 # %% ../nbs/01a_synth.ipynb #d505d8aa
 def _vocabulary(rng, size=60_000) -> np.ndarray:
@@ -87,6 +495,26 @@ def _topics(rng, domain, n_queries, topics_dir, vocab, probs, mean_word) -> list
         topics += [dict(id=str(len(topics) + i), query=t, gold_ids=[]) for i, t in enumerate(made)]
     return topics
 
+# %% ../nbs/01a_synth.ipynb #c1e0c001
+def _realistic_texts(rng, lex: _Lexicon, domain: str, chars: np.ndarray, final=_END, inject=None) -> pa.ChunkedArray:
+    "Texts of about `chars[i]` characters; in the code domains some hold a code block; `inject[i]` words go into text i."
+    n = len(chars)
+    lines = np.where(rng.random(n) < CODE_SHARE.get(domain, 0), 2 + rng.poisson(14 if domain == "stackoverflow" else 5, n), 0)
+    rate = URL_RATE.get(domain, 0.002)
+    counts = np.maximum(8, (chars - lines * CODE_LINE_CHARS) / lex.slot_chars(rate)).astype(np.int64)
+    texts = _draw_texts(rng, lex, counts, final, rate)
+    if inject: _inject(rng, lex, texts, inject)
+    return _assemble(lex, _add_code(rng, lex, texts, domain, lines))
+
+def _realistic_topics(rng, lex: _Lexicon, domain: str, n_queries: int, real: list[dict]) -> list[dict]:
+    "`n_queries` topics (id, query, gold_ids): the `real` ones first, then realistic questions of the real length."
+    topics = real[:n_queries]
+    if len(topics) < n_queries:
+        chars = np.maximum(60, rng.lognormal(np.log(MEAN_QUERY_CHARS[domain]) - 0.18, 0.6, n_queries - len(topics)))
+        made = _realistic_texts(rng, lex, domain, chars, final=_ASK_END).to_pylist()
+        topics += [dict(id=str(len(topics) + i), query=t, gold_ids=[]) for i, t in enumerate(made)]
+    return topics
+
 # %% ../nbs/01a_synth.ipynb #566be7a1
 _WORD = re.compile(r"[A-Za-z]{4,}")
 
@@ -113,43 +541,71 @@ def _gold_and_aspects(rng, domain, topics, vocab) -> tuple[list[list[str]], list
     return gold_ids, aspect_rows, inject_words
 
 # %% ../nbs/01a_synth.ipynb #96fa5058
-def _corpus(rng, domain, n_docs_full, scale, gold_ids, inject_words, vocab, probs, mean_word) -> tuple[list[str], list[str], np.ndarray]:
-    "Document ids, their texts, and the shuffled order they are written in."
+def _doc_ids(n_docs_full, scale, gold_ids, inject_words) -> tuple[list[str], dict]:
+    "The document ids (each gold doc once, then BRIGHT-like others) and, per gold doc, the query words it carries."
     flat_gold = [g for ids in gold_ids for g in ids]
     uniq_gold = list(dict.fromkeys(flat_gold))
     n_docs = max(round(n_docs_full * scale), len(uniq_gold) + 10)
     slugs = [f"topic_{i:04d}" for i in range(max(1, n_docs // 40))]
     other_ids = [f"{slugs[i % len(slugs)]}/Passage_{i // len(slugs)}_{i % 7}.txt" for i in range(n_docs - len(uniq_gold))]
-    order = rng.permutation(n_docs)
-    lengths = np.maximum(8, rng.lognormal(np.log(MEAN_DOC_CHARS[domain] / mean_word) - 0.125, 0.5, n_docs).astype(int))
     first = {g: i for i, g in reversed(list(enumerate(flat_gold)))}
-    inject = {i: inject_words[first[g]] for i, g in enumerate(uniq_gold)}
-    return uniq_gold + other_ids, _texts(rng, vocab, probs, lengths, inject), order
+    return uniq_gold + other_ids, {i: inject_words[first[g]] for i, g in enumerate(uniq_gold)}
+
+def _corpus(rng, domain, n_docs_full, scale, gold_ids, inject_words, vocab, probs, mean_word) -> tuple[list[str], list[str], np.ndarray]:
+    "Legacy document ids, their texts, and the shuffled order they are written in."
+    doc_ids, inject = _doc_ids(n_docs_full, scale, gold_ids, inject_words)
+    order = rng.permutation(len(doc_ids))
+    lengths = np.maximum(8, rng.lognormal(np.log(MEAN_DOC_CHARS[domain] / mean_word) - 0.125, 0.5, len(doc_ids)).astype(int))
+    return doc_ids, _texts(rng, vocab, probs, lengths, inject), order
+
+def _realistic_corpus(rng, lex, domain, n_docs_full, scale, gold_ids, inject_words) -> tuple[list[str], pa.ChunkedArray, np.ndarray]:
+    "Document ids, their realistic texts, and the shuffled order they are written in."
+    doc_ids, inject = _doc_ids(n_docs_full, scale, gold_ids, inject_words)
+    order = rng.permutation(len(doc_ids))
+    chars = np.maximum(40, rng.lognormal(np.log(MEAN_DOC_CHARS[domain]) - 0.125, 0.5, len(doc_ids)))
+    return doc_ids, _realistic_texts(rng, lex, domain, chars, _END, inject), order
 
 # %% ../nbs/01a_synth.ipynb #a3742da7
 def _write(out: Path, domain, topics, gold_ids, aspect_rows, doc_ids, texts, order):
     "The examples, aspects and documents tables, as `{config}/{domain}.parquet` under `out`, each written whole."
     examples = pa.table(dict(id=[str(t["id"]) for t in topics], query=[t["query"] for t in topics], gold_ids=gold_ids,
                              reference_answer=[" ".join(f"[{g}]" for g in ids) for ids in gold_ids]))
-    docs = pa.table(dict(id=pa.array(doc_ids), content=pa.array(texts))).take(order)
+    content = texts if isinstance(texts, pa.ChunkedArray) else pa.array(texts)
+    docs = pa.table(dict(id=pa.array(doc_ids), content=content)).take(order)
     try:
         for config, table in (("examples", examples), ("aspects", pa.Table.from_pylist(aspect_rows)), ("documents", docs)):
             with atomic_write(out/config/f"{domain}.parquet", "wb") as f: pq.write_table(table, f, row_group_size=50_000)
     except OSError as e: raise BrightproError(f"{out}: cannot write the {domain} tables ({e.strerror or e})") from None
 
-# %% ../nbs/01a_synth.ipynb #d9a1c3f0
-def synth_domain(domain: str, out, scale=1.0, seed=0, topics_dir=None) -> dict:
-    "Write `domain` in hub layout under `out` ({examples,aspects,documents}/{domain}.parquet); return its sizes."
-    if domain not in FULL_SIZES: raise BrightproError(f"unknown domain {domain!r}")
-    if not 0 < scale <= 10: raise BrightproError(f"scale {scale} must be in (0, 10]")
-    out = check_writable_dir(out)  # before any compute
-    rng = np.random.default_rng([seed, DOMAINS.index(domain)])
-    n_docs_full, n_queries_full = FULL_SIZES[domain]
-    n_queries = max(2, round(n_queries_full * min(scale, 1.0)))
+# %% ../nbs/01a_synth.ipynb #c1e0c006
+STYLES = ("realistic", "legacy")
+
+def _legacy_domain(rng, domain, n_queries, scale, topics_dir):
+    "Topics, gold ids, aspect rows, document ids, texts and order, in the legacy style."
     vocab, probs, mean_word = _word_model(rng)
     topics = _topics(rng, domain, n_queries, topics_dir, vocab, probs, mean_word)
     gold_ids, aspect_rows, inject_words = _gold_and_aspects(rng, domain, topics, vocab)
-    doc_ids, texts, order = _corpus(rng, domain, n_docs_full, scale, gold_ids, inject_words, vocab, probs, mean_word)
+    return (topics, gold_ids, aspect_rows, *_corpus(rng, domain, FULL_SIZES[domain][0], scale, gold_ids, inject_words, vocab, probs, mean_word))
+
+def _realistic_domain(rng, domain, n_queries, scale, topics_dir):
+    "Topics, gold ids, aspect rows, document ids, texts and order, in the realistic style."
+    real = _real_topics(domain, topics_dir)
+    lex = _make_lexicon(real, domain)
+    topics = _realistic_topics(rng, lex, domain, n_queries, real)
+    gold_ids, aspect_rows, inject_words = _gold_and_aspects(rng, domain, topics, lex.base)
+    return (topics, gold_ids, aspect_rows, *_realistic_corpus(rng, lex, domain, FULL_SIZES[domain][0], scale, gold_ids, inject_words))
+
+# %% ../nbs/01a_synth.ipynb #d9a1c3f0
+def synth_domain(domain: str, out, scale=1.0, seed=0, topics_dir=None, style="realistic") -> dict:
+    "Write `domain` in hub layout under `out` ({examples,aspects,documents}/{domain}.parquet); return its sizes."
+    if domain not in FULL_SIZES: raise BrightproError(f"unknown domain {domain!r}")
+    if not 0 < scale <= 10: raise BrightproError(f"scale {scale} must be in (0, 10]")
+    if style not in STYLES: raise BrightproError(f"unknown style {style!r}; choose {' or '.join(STYLES)}")
+    out = check_writable_dir(out)  # before any compute
+    rng = np.random.default_rng([seed, DOMAINS.index(domain)])
+    n_queries = max(2, round(FULL_SIZES[domain][1] * min(scale, 1.0)))
+    make = _legacy_domain if style == "legacy" else _realistic_domain
+    topics, gold_ids, aspect_rows, doc_ids, texts, order = make(rng, domain, n_queries, scale, topics_dir)
     _write(out, domain, topics, gold_ids, aspect_rows, doc_ids, texts, order)
     return dict(queries=n_queries, aspects=len(aspect_rows), gold_docs=sum(map(len, gold_ids)), documents=len(doc_ids))
 
@@ -170,8 +626,8 @@ def to_json(self: SynthSummary) -> str:
     return json.dumps(self.domains)
 
 # %% ../nbs/01a_synth.ipynb #4fcce242
-def synth_dataset(domains="all", out=None, scale=1.0, seed=0, topics_dir=None) -> SynthSummary:
-    "Write the chosen domains ('all', a comma list or a list) in hub layout under `out`; return their sizes."
+def synth_dataset(domains="all", out=None, scale=1.0, seed=0, topics_dir=None, style="realistic") -> SynthSummary:
+    "Write the chosen domains ('all', a comma list or a list) in hub layout under `out`, in `style`; return their sizes."
     if out is None: raise BrightproError("synth_dataset needs `out`, the folder to write to")
-    return SynthSummary([{"domain": d, **synth_domain(d, out, scale, seed, topics_dir)}
+    return SynthSummary([{"domain": d, **synth_domain(d, out, scale, seed, topics_dir, style)}
                          for d in progress(parse_domains(domains), desc="synth", unit="domain")])
