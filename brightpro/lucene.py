@@ -6,7 +6,9 @@ Docs: https://brightpro.github.io/brightpro/lucene.html.md"""
 
 # %% ../nbs/04_lucene.ipynb #2648aba1
 from __future__ import annotations
-import re
+import functools, re
+import unicodedata
+from itertools import chain, islice
 
 import numpy as np
 import pyarrow as pa
@@ -144,15 +146,26 @@ def _step6(w: _Word):
         if a > 1 or (a == 1 and not _cvc(w, w.k - 1)): w.k -= 1
     if w.b[w.k] == "l" and _double_c(w, w.k) and _m(w) > 1: w.k -= 1
 
+def _utf16_stem(word: str) -> str:
+    "Stem `word` as Java does, one UTF-16 unit per letter (an astral character is a surrogate pair)."
+    units = word.encode("utf-16-le", "surrogatepass")
+    pairs = "".join(chr(int.from_bytes(units[i:i + 2], "little")) for i in range(0, len(units), 2))
+    return porter_stem(pairs).encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+
 def porter_stem(word: str) -> str:
     "Lucene's `PorterStemmer.stem` (the reference Porter implementation), ported from Java."
+    if not word.isascii() and max(word) > "\uffff": return _utf16_stem(word)
     if len(word) <= 2: return word  # one or two letters: untouched
     w = _Word(word)
     for step in (_step1, _step2, _step3, _step4, _step5, _step6): step(w)
     return "".join(w.b[:w.k + 1])
 
 # %% ../nbs/04_lucene.ipynb #84aac2f8
+# Where Snowball's porter and Lucene's stemmer can differ: a stem ending in bli/bly/logi/logy after step 1 (the bli and
+# logi rules), and -ed/-ing after a doubled character that Snowball keeps and Lucene undoubles
+_PORT_ONLY = re.compile(r"(?:bl|log)[iy](?:es|ed|ing)?s?$|([^aeioubdfgmnprtlsz])\1(?:ed|ing)s?$")
 _porter_c = None
+
 def lucene_stem_words(words: list[str]) -> list[str]:
     "Lucene Porter stems of `words` (PyStemmer's C stemmer where it agrees, the port where it may not)."
     global _porter_c
@@ -161,7 +174,8 @@ def lucene_stem_words(words: list[str]) -> list[str]:
         _porter_c = Stemmer.Stemmer("porter", 0)
     out = _porter_c.stemWords(words)
     for i, w in enumerate(words):
-        if len(w) <= 2 or "bl" in w or "log" in w or not w.isascii(): out[i] = porter_stem(w)
+        if len(w) <= 2 or not w.isascii() or (w[-1] in "dgisy" and _PORT_ONLY.search(w)):
+            out[i] = porter_stem(w)
     return out
 
 # %% ../nbs/04_lucene.ipynb #0d405812
@@ -169,50 +183,210 @@ LUCENE_ENGLISH_STOP_WORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with".split())
 MAX_TOKEN_LENGTH = 255
 
-# %% ../nbs/04_lucene.ipynb #26d417ea
-_EXT = "[\u00ad\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u0900-\u0903\u093a-\u094f" \
-       "\u1ab0-\u1aff\u1dc0-\u1dff\u200c\u200d\u2060\u20d0-\u20ff\ufe00-\ufe0f\ufe20-\ufe2f\ufeff]"
-_IDEO = "\u3005\u3007\u3021-\u3029\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
-# Extended_Pictographic (emoji-data 11.0, as Lucene's grammar uses), abridged to its ranges
-_PICTO = ("\u00a9\u00ae\u203c\u2049\u2122\u2139\u2194-\u2199\u21a9\u21aa\u231a\u231b\u2328\u2388\u23cf\u23e9-\u23f3"
-          "\u23f8-\u23fa\u24c2\u25aa\u25ab\u25b6\u25c0\u25fb-\u25fe\u2600-\u2605\u2607-\u2612\u2614-\u2685\u2690-\u2705"
-          "\u2708-\u2712\u2714\u2716\u271d\u2721\u2728\u2733\u2734\u2744\u2747\u274c\u274e\u2753-\u2755\u2757"
-          "\u2763-\u2767\u2795-\u2797\u27a1\u27b0\u27bf\u2934\u2935\u2b05-\u2b07\u2b1b\u2b1c\u2b50\u2b55\u3030\u303d"
-          "\u3297\u3299\U0001f000-\U0001f0ff\U0001f10d-\U0001f10f\U0001f12f\U0001f16c-\U0001f171\U0001f17e\U0001f17f"
-          "\U0001f18e\U0001f191-\U0001f19a\U0001f1ad-\U0001f1e5\U0001f201-\U0001f20f\U0001f21a\U0001f22f\U0001f232-\U0001f23a"
-          "\U0001f23c-\U0001f23f\U0001f249-\U0001f3fa\U0001f400-\U0001f53d\U0001f546-\U0001f64f\U0001f680-\U0001f6ff"
-          "\U0001f774-\U0001f77f\U0001f7d5-\U0001f7ff\U0001f80c-\U0001f80f\U0001f848-\U0001f84f\U0001f85a-\U0001f85f"
-          "\U0001f888-\U0001f88f\U0001f8ae-\U0001f8ff\U0001f90c-\U0001f93a\U0001f93c-\U0001f945\U0001f947-\U0001fffd")
-_SEA = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u1950-\u19df"
+# %% ../nbs/04_lucene.ipynb #1920020e
+def _cps(spec: str) -> frozenset:
+    "Code points of a list of hex code points and ranges, e.g. `'41-5a 5f'`."
+    out = set()
+    for r in spec.split():
+        a, _, b = r.partition("-")
+        out.update(range(int(a, 16), int(b or a, 16) + 1))
+    return frozenset(out)
 
-# %% ../nbs/04_lucene.ipynb #a8696c76
-_LETTER = f"(?:[^\\W\\d_{_IDEO}{_SEA}\u00b2\u00b3\u00b9\u00bc-\u00be]{_EXT}*)"
-_DIGIT = f"(?:\\d{_EXT}*)"
-_EXTNUM = f"(?:[_\u202f\u203f\u2040\u2054\ufe33\ufe34\ufe4d-\ufe4f\uff3f]{_EXT}*)"
-_MIDNUMLET = ".\u2018\u2019\u2024\ufe52\uff07\uff0e'"
-_MIDLETTER = f"(?:[:\u00b7\u0387\u055f\u05f4\u2027\ufe13\ufe55\uff1a{_MIDNUMLET}]{_EXT}*)"
-_MIDNUM = f"(?:[,;\u037e\u0589\u060c\u060d\u066c\u07f8\u2044\ufe10\ufe14\ufe50\ufe54\uff0c\uff1b{_MIDNUMLET}]{_EXT}*)"
-_LETSEG = f"{_LETTER}+(?:(?:{_EXTNUM}+|{_MIDLETTER}){_LETTER}+)*"
-_NUMSEG = f"{_DIGIT}+(?:(?:{_EXTNUM}+|{_MIDNUM}){_DIGIT}+)*"
-_SEG = f"(?:{_LETSEG}|{_NUMSEG})+"
-_EMOJI_ONE = f"[{_PICTO}]\ufe0f?[\U0001f3fb-\U0001f3ff]?"  # a pictograph, presentation selector, skin tone
-_EMOJI = f"{_EMOJI_ONE}(?:\u200d{_EMOJI_ONE})*|[\U0001f1e6-\U0001f1ff]{{2}}"
-TOKEN_RE = re.compile(f"{_EXTNUM}*{_SEG}(?:{_EXTNUM}+{_SEG})*{_EXTNUM}*|[{_SEA}]+|[{_IDEO}]{_EXT}*|{_EMOJI}")
+# Assigned after Unicode 12.1 (up to 15.1): unknown to Lucene 9.9.1 (merged across unassigned gaps)
+_AFTER_12_1 = _cps("61d 870-89f 8b5 8be-8d2 b55 c3c c5d cdd cf3 d04 d81 ece 170d 1715-171f 180f 1abf-1ace 1b4c 1b7d-1b7e "
+    "1dfa 20c0 2b97 2c2f 2c5f 2e50-2e5d 2ffc-2fff 31bb-31bf 31ef 4db6-4dbf 9ff0-9fff a7c0-a7c1 a7c7-a7f6 a82c ab68-ab6b fbc2 "
+    "fd40-fd4f fdcf fdfe-fdff 1019c 10570-105bc 10780-107ba 10e80-10eff 10f70-10fcb 11070-11075 110c2 11147 111ce-111cf "
+    "1123f-11241 1145a 11460-11461 116b9 11740-11746 11900-11959 11ab0-11abf 11b00-11b09 11f00-11fb0 12f90-12ff2 1342f "
+    "13439-13455 16a70-16ac9 16fe4-16ff1 18af3-1affe 1b11f-1b132 1b155 1cf00-1cfc3 1d1e9-1d1ea 1d2c0-1d2d3 1df00-1df2a "
+    "1e030-1e08f 1e290-1e2ae 1e4d0-1e7fe 1f10d-1f10f 1f16d-1f16f 1f1ad 1f6d6-1f6df 1f6fb-1f6fc 1f774-1f77f 1f7d9 1f7f0 "
+    "1f8b0-1f8b1 1f90c 1f972 1f977-1f979 1f9a3-1f9a4 1f9ab-1f9ad 1f9cb-1f9cc 1fa74-1fa77 1fa7b-1fa7c 1fa83-1fa88 1fa96-1fbf9 "
+    "2a6d7-2a6df 2b735-2b739 2ebf0-2ee5d 30000-323af")
+
+@functools.cache
+def _categories() -> dict:
+    "General category -> code points, for the code points Lucene's Unicode 12.1 tables know."
+    out, cps = {}, list(chain(range(0x323B0), range(0xE0000, 0xE01F0)))
+    for cp, cat in zip(cps, map(unicodedata.category, map(chr, cps))): out.setdefault(cat, []).append(cp)
+    return {cat: set(v) - _AFTER_12_1 for cat, v in out.items()}
+
+# %% ../nbs/04_lucene.ipynb #b22e7de2
+_HAN = _cps("2e80-2e99 2e9b-2ef3 2f00-2fd5 3007 3021-3029 3038-303a 3400-4db5 4e00-9fef f900-fa6d fa70-fad9 20000-2a6d6 "
+            "2a700-2b734 2b740-2b81d 2b820-2cea1 2ceb0-2ebe0 2f800-2fa1d")  # Script=Han (々 and 〻 are letters)
+_HIRAGANA = _cps("3041-3096 309d-309f 1b001-1b11e 1b150-1b152 1f200")
+_KATAKANA = _cps("3031-3035 309b-309c 30a0-30fa 30fc-30ff 31f0-31ff 32d0-32fe 3300-3357 ff66-ff9d 1b000 1b164-1b167")
+_SEA_BLOCKS = _cps("e00-eff 1000-109f 1780-17ff 1950-19df 1a20-1a7e 1aa0-1aaf a9e0-a9ff aa60-aadf 11700-1174f")
+_SEA_SYMBOLS = _cps("109e-109f 19da 19de-19df 1aa0-1aad aa77-aa79 aade-aadf 1173a-1173b 1173f")
+_IDEOGRAPHIC = _cps("3006-3007 3021-3029 3038-303a 3400-4dbf 4e00-9fff f900-faff 17000-18cff 1b170-1b2fb 20000-323af")
+_LETTER_SYMBOLS = _cps("2c2-2c5 2d2-2d7 2de-2df 2ed 2ef-2ff 55b-55c 55e 5f3 a720-a721 a789-a78a ab5b 24b6-24e9 "
+                       "1f130-1f149 1f150-1f169 1f170-1f189")  # ALetter outside the letter categories
+# Extended_Pictographic as Lucene's emoji rule has it (reserved code points included)
+_PICTOGRAPHS = _cps("a9 ae 203c 2049 2122 2139 2194-2199 21a9-21aa 231a-231b 2328 2388 23cf 23e9-23f3 23f8-23fa 24c2 25aa-25ab "
+    "25b6 25c0 25fb-25fe 2600-2605 2607-2612 2614-2685 2690-2705 2708-2712 2714 2716 271d 2721 2728 2733-2734 2744 2747 274c "
+    "274e 2753-2755 2757 2763-2767 2795-2797 27a1 27b0 27bf 2934-2935 2b05-2b07 2b1b-2b1c 2b50 2b55 3030 303d 3297 3299 "
+    "1f000-1f0ff 1f10d-1f10f 1f12f 1f16c-1f171 1f17e-1f17f 1f18e 1f191-1f19a 1f1ad-1f1e5 1f201-1f20f 1f21a 1f22f 1f232-1f23a "
+    "1f23c-1f23f 1f249-1f3fa 1f400-1f53d 1f546-1f64f 1f680-1f6ff 1f774-1f77f 1f7d5-1f7ff 1f80c-1f80f 1f848-1f84f 1f85a-1f85f "
+    "1f888-1f88f 1f8ae-1f8ff 1f90c-1f93a 1f93c-1f945 1f947-1fffd")
+_MIDNUMLET = "2e 2018 2019 2024 fe52 ff07 ff0e 27"  # . ’ ' ... join letters and digits
+
+# %% ../nbs/04_lucene.ipynb #be239cce
+def _classes() -> dict:
+    "Code points of each character class of Lucene 9.9.1's StandardTokenizer grammar (Unicode 12.1)."
+    cat = _categories()
+    c = lambda *names: set().union(*(cat.get(n, ()) for n in names))
+    sea = (_SEA_BLOCKS & c("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me")) | _SEA_SYMBOLS
+    extend = c("Mn", "Me", "Mc", "Cf") - {0x200B} | _cps("200c-200d ff9e-ff9f 1f3fb-1f3ff")  # WB4: Extend, Format, ZWJ
+    hebrew = {cp for cp in c("Lo") if 0x0590 <= cp <= 0x05FF or 0xFB1D <= cp <= 0xFB4F}
+    letter = (c("Lu", "Ll", "Lt", "Lm", "Lo", "Nl") | _LETTER_SYMBOLS) - extend - _HAN - _HIRAGANA - _KATAKANA - sea - _IDEOGRAPHIC - hebrew
+    return dict(letter=letter, hebrew=hebrew, digit=c("Nd") | {0x066B}, katakana=set(_KATAKANA), extendnumlet=c("Pc") | {0x202F},
+                midletter=_cps("3a b7 387 5f4 2027 fe13 fe55 ff1a " + _MIDNUMLET),
+                midnum=_cps("2c 3b 37e 589 60c 60d 66c 7f8 2044 fe10 fe14 fe50 fe54 ff0c ff1b " + _MIDNUMLET),
+                extend=extend, sea=sea, han=set(_HAN), hiragana=set(_HIRAGANA), pictograph=set(_PICTOGRAPHS),
+                modifier=set(_cps("1f3fb-1f3ff")), regional=set(_cps("1f1e6-1f1ff")))
+
+_K = _classes()
+
+# %% ../nbs/04_lucene.ipynb #4339578a
+def _esc(cp: int) -> str: return "\\" + chr(cp) if chr(cp) in "\\]^-[" else chr(cp)
+
+def _ranges(cps) -> str:
+    "The inside of a regex character class holding the code points `cps`."
+    cps, out, i = sorted(cps), [], 0
+    while i < len(cps):
+        j = i
+        while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1: j += 1
+        out.append(_esc(cps[i]) + ("" if j == i else _esc(cps[j]) if j == i + 1 else "-" + _esc(cps[j])))
+        i = j + 1
+    return "".join(out)
+
+def _cls(cps) -> str:
+    "A regex matching one character of `cps`."
+    bmp, astral = {c for c in cps if c < 0x10000}, {c for c in cps if c >= 0x10000}
+    parts = ([f"[{_ranges(bmp)}]"] if bmp else []) + ([f"[\U00010000-\U0010ffff](?<=[{_ranges(astral)}])"] if astral else [])
+    return "(?!)" if not parts else parts[0] if len(parts) == 1 else f"(?:{'|'.join(parts)})"
+
+# %% ../nbs/04_lucene.ipynb #2e6084fc
+def _word_rule(k: dict, x: str) -> str:
+    "Lucene's word rule (letters, digits, Katakana, underscores) for class sets `k`; `x` matches a character's marks."
+    u = lambda cps: f"(?:{_cls(cps)}{x})"  # a character and its Extend/Format/ZWJ marks
+    letter, digit, enl = u(k["letter"] | k["hebrew"]), u(k["digit"]), u(k["extendnumlet"])
+    ascii_letters, ascii_digits = _cls({c for c in k["letter"] if c < 128}), _cls({c for c in k["digit"] if c < 128})
+    heb_quote = f"(?:{u(k['hebrew'])}(?:'{x}|\"{x}{u(k['hebrew'])}))" if k["hebrew"] else ""  # WB7a-c
+    fresh = f"(?!{heb_quote})" if heb_quote else ""  # a letter that can start a Hebrew part is left to it
+    letters = f"{letter}(?:{ascii_letters}++{x}|{u(k['midletter'])}{letter}|{fresh}{letter}|{enl}++{fresh}{letter})*+"
+    digits = f"{digit}(?:{ascii_digits}++{x}|{u(k['midnum'])}?{digit}|{enl}++{digit})*+"  # WB8, WB11-12, WB13a-b
+    parts = "|".join(([heb_quote] if heb_quote else []) + [letters, digits])
+    segment = f"(?:{u(k['katakana'])}++|(?:{parts})++)" if k["katakana"] else f"(?:{parts})++"  # WB5-7, WB9-10, WB13
+    return f"{enl}*+{segment}(?:{enl}++{segment})*+{enl}*+"  # WB13a-b
+
+# %% ../nbs/04_lucene.ipynb #d4a2b266
+def _other_rules(k: dict, x: str) -> dict:
+    "Lucene's emoji, keycap, flag, South-East Asian, Han and Hiragana rules (those `k` has characters for)."
+    u = lambda cps: f"(?:{_cls(cps)}{x})"
+    xs = _cls(k["extend"] - {0xFE0E, 0xFE0F}) if k["extend"] else None  # marks but the presentation selectors
+    xs_any, xs_all = (f"{xs}*", f"{xs}*+") if xs else ("", "")
+    unit = f"(?:\u200d*+{_cls(k['pictograph'])}{xs_all}\ufe0f?|{_cls(k['modifier'])}{xs_all})"
+    rules = dict(emoji=f"{unit}(?:[\U000e0020-\U000e007e]++\U000e007f|(?:(?:\u200d++|(?<=\u200d)){unit})*+)",
+                 keycap=f"[#*]{xs_any}\ufe0f?\u20e3{xs_all}", flag=f"{u(k['regional'])}{{2}}", sea=f"{u(k['sea'])}++",
+                 han=u(k["han"]), hiragana=u(k["hiragana"]))
+    needs = dict(emoji=k["pictograph"] | k["modifier"], keycap=k["extend"] & {0x20E3}, flag=k["regional"], sea=k["sea"], han=k["han"],
+                 hiragana=k["hiragana"])
+    return {name: rule for name, rule in rules.items() if needs[name]}
+
+def _skip_rules(k: dict) -> tuple:
+    "Regexes for runs from which no token starts: other BMP characters; underscores and marks no token follows."
+    starts = set().union(*(k[n] for n in ("letter", "hebrew", "digit", "katakana", "extendnumlet", "pictograph", "modifier",
+                                          "regional", "sea", "han", "hiragana")), k["extend"] & {0x200D})
+    if 0x20E3 in k["extend"]: starts |= {0x23, 0x2A}  # keycaps
+    others = f"[^{_ranges({c for c in starts if c < 0x10000})}\U00010000-\U0010ffff]++"
+    loose_marks = k["extend"] - {0x200D} - k["sea"] - k["modifier"]  # marks that start no token
+    joiners = f"\u200d++(?!{_cls(k['pictograph'])})" if 0x200D in k["extend"] else ""
+    inner = "|".join([_cls(k["extendnumlet"])] + ([_cls(loose_marks)] if loose_marks else []) + ([joiners] if joiners else []))
+    return others, "|".join([f"{_cls(k['extendnumlet'])}(?:{inner})*+"] + ([joiners] if joiners else []))
+
+# %% ../nbs/04_lucene.ipynb #e9661cf9
+def _marks(k: dict) -> str: return f"{_cls(k['extend'])}*+" if k["extend"] else ""  # WB4: marks after a character
+
+def _token_regex(k: dict) -> re.Pattern:
+    "All rules in one regex: group 1 is a token; a match without it is text from which no token starts."
+    x = _marks(k)
+    others, runs = _skip_rules(k)
+    rules = "|".join([_word_rule(k, x)] + list(_other_rules(k, x).values()))
+    return re.compile(f"{others}|({rules})|{runs}")
+
+TOKEN_RE = _token_regex(_K)
+_ASCII_TOKEN_RE = _token_regex({name: {c for c in cps if c < 128} for name, cps in _K.items()})  # for ASCII texts
+_LETTER_EMOJI = frozenset(map(chr, _K["letter"] & _K["pictograph"]))  # ℹ Ⓜ 🅰 ...: Lucene takes the longer rule
+
+@functools.cache
+def _letter_emoji_rules() -> tuple:
+    "The word and the emoji rule on their own, compiled when a letter that is also an emoji first shows up."
+    x = _marks(_K)
+    return re.compile(_word_rule(_K, x)), re.compile(_other_rules(_K, x)["emoji"])
+
+# %% ../nbs/04_lucene.ipynb #54c687b2
+def _units(t: str) -> int: return len(t.encode("utf-16-le")) // 2
+
+def _buffer_end(text: str, s: int) -> int:
+    "End (a code point index) of the 255 UTF-16 units of Lucene's buffer starting at `s`."
+    e = min(len(text), s + MAX_TOKEN_LENGTH)
+    while _units(text[s:e]) > MAX_TOKEN_LENGTH: e -= 1
+    return e
+
+_RUN_RE = re.compile(f"{_cls(_K['extendnumlet'] | _K['extend'] - _K['sea'] - _K['modifier'])}*+")  # _ and marks
+_RUN_STARTS = frozenset(map(chr, _K["extendnumlet"] | {0x200D}))
+
+def _run_exit(text: str, pos: int) -> int:
+    "First start after `pos` whose buffer reaches past the run of `_` and marks at `pos` (no earlier start sees its end)."
+    r = _RUN_RE.match(text, pos).end()
+    if r >= len(text): return r
+    q, n = r, _units(text[r])
+    while q > pos + 1 and n + _units(text[q - 1]) <= MAX_TOKEN_LENGTH: q -= 1; n += _units(text[q])
+    return q
 
 # %% ../nbs/04_lucene.ipynb #3ae54c8d
+def _buffered_scan(text: str, pos: int, stop: int, out: list, rx=TOKEN_RE) -> int:
+    "Lucene's scan from `pos` until past `stop`, each token the longest match in its 255-unit buffer; returns the end."
+    while pos < stop:
+        end = _buffer_end(text, pos)
+        m = rx.match(text, pos, end)
+        if m is None: pos += 1
+        elif m.group(1) is None:  # no token starts here; a run of _ or marks cut by the buffer may end in a later one's
+            pos = m.end() if m.end() < end or text[pos] not in _RUN_STARTS else _run_exit(text, pos)
+        else:
+            e = m.end()
+            if text[pos] in _LETTER_EMOJI: e = max([e] + [m.end() for r in _letter_emoji_rules() if (m := r.match(text, pos, end))])
+            out.append(text[pos:e]); pos = e
+    return pos
+
+def _slow_tokens(text: str, rx) -> list[str]:
+    "Tokens of a text with a long match or a letter that is also an emoji: the buffered scan around those."
+    out, pos = [], 0
+    while True:
+        for m in rx.finditer(text, pos):
+            t = m.group(1)
+            if not t: continue
+            if len(t) > 127 and _units(t) > MAX_TOKEN_LENGTH or t[0] in _LETTER_EMOJI: break
+            out.append(t)
+        else: return out
+        pos = _buffered_scan(text, m.start(), m.end(), out, rx)
+
+# %% ../nbs/04_lucene.ipynb #f5202afa
+_LETTER_EMOJI_RE = re.compile(_cls(_K["letter"] & _K["pictograph"]))
+
 def standard_tokens(text: str) -> list[str]:
-    "Lucene `StandardTokenizer` tokens of one (lower-cased) text, long tokens chopped at `MAX_TOKEN_LENGTH` characters."
-    out = []
-    for t in TOKEN_RE.findall(text):
-        if len(t) <= MAX_TOKEN_LENGTH: out.append(t)
-        else: out.extend(t[i:i + MAX_TOKEN_LENGTH] for i in range(0, len(t), MAX_TOKEN_LENGTH))
-    return out
+    "Lucene `StandardTokenizer` tokens of one (lower-cased) text."
+    if text.isascii():
+        out = list(filter(None, _ASCII_TOKEN_RE.findall(text)))
+        return out if len(text) < 128 or max(map(len, out), default=0) < 128 else _slow_tokens(text, _ASCII_TOKEN_RE)
+    out = list(filter(None, TOKEN_RE.findall(text)))
+    if max(map(len, out), default=0) < 128 and not _LETTER_EMOJI_RE.search(text): return out
+    return _slow_tokens(text, TOKEN_RE)
 
 # %% ../nbs/04_lucene.ipynb #ceeafd36
 class LuceneEnglishAnalyzer:
     "Lucene's English analyzer (standard tokenizer, possessives, lower case, 33 stop words, Porter stems), in Python."
-    settings = {"tokenizer": "lucene-standard (UAX#29 regex approximation)", "possessive": True, "lowercase": True,
-                "stopwords": "lucene-english-33", "stemmer": "lucene-porter", "max_token_length": MAX_TOKEN_LENGTH}
+    settings = {"tokenizer": "lucene-9.9.1-standard (UAX#29, Unicode 12.1)", "possessive": True, "lowercase": True,
+                "stopwords": "lucene-english-33", "stemmer": "lucene-9.9.1-porter", "max_token_length": MAX_TOKEN_LENGTH}
 
     def __init__(self):
         self.vocab: dict[str, int] = {}  # term -> id
@@ -249,12 +423,33 @@ def analyze(self: LuceneEnglishAnalyzer, text: str) -> list[str]:
     return [self._stems[t] for t in kept]
 
 # %% ../nbs/04_lucene.ipynb #b4bd03e7
-# Characters that always break a word and never belong to one (RE2 syntax, for Arrow's C++ splitter).
-_BREAK_RE2 = r"[^\pL\pN\pM\p{Cf}\p{Pc}.,;:'\x{2018}\x{2019}\x{2024}\x{FE52}\x{FF07}\x{FF0E}\x{00B7}\x{0387}\x{055F}\x{05F4}\x{2027}" \
-             r"\x{FE13}\x{FE55}\x{FF1A}\x{037E}\x{0589}\x{060C}\x{060D}\x{066C}\x{07F8}\x{2044}\x{FE10}\x{FE14}\x{FE50}\x{FE54}\x{FF0C}\x{FF1B}\x{202F}\x{2054}" \
-             r"\x{00A9}\x{00AE}\x{203C}\x{2049}\x{2122}\x{2139}\x{2194}-\x{21AA}\x{231A}-\x{23FA}\x{24C2}\x{25AA}-\x{25FE}\x{2600}-\x{27BF}" \
-             r"\x{2934}\x{2935}\x{2B05}-\x{2B55}\x{3030}\x{303D}\x{3297}\x{3299}\x{1F000}-\x{1FFFD}]+"
+def _re2_ranges(cps) -> str:
+    "RE2 character-class ranges for the code points `cps`."
+    cps, out, i = sorted(cps), [], 0
+    while i < len(cps):
+        j = i
+        while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1: j += 1
+        out.append(f"\\x{{{cps[i]:X}}}" + ("" if j == i else f"-\\x{{{cps[j]:X}}}"))
+        i = j + 1
+    return "".join(out)
+
+def _break_re2(keep=()) -> str:
+    "RE2 regex of runs of characters that no token contains, when the code points `keep` may be in tokens too."
+    cats = _categories()
+    odd = set().union(*_K.values(), keep) - set().union(*(v for c, v in cats.items() if c[0] in "LNM" or c in ("Cf", "Pc", "Sk")))
+    return rf"[^\pL\pN\pM\p{{Cf}}\p{{Pc}}\p{{Sk}}{_re2_ranges(odd)}]+"
+
+_BREAK_RE2, _BREAK_RE2_QUOTES = _break_re2(), _break_re2({0x22, 0x23, 0x2A})
+_QUOTES_JOIN_RE2 = f"[{_re2_ranges(_K['hebrew'] | {0x20E3})}]"  # texts where " # * may be inside a token
 _SIMPLE = re.compile(r"[a-z0-9]{1,255}")
+
+# %% ../nbs/04_lucene.ipynb #a76b42cd
+@patch
+def _piece_tokens(self: LuceneEnglishAnalyzer, pieces: list[str]) -> list[list[str]]:
+    "Filtered tokens of each piece: most are one plain token, or a few short ASCII ones (no long-token check needed)."
+    simple, findall, stop, keep = _SIMPLE.fullmatch, _ASCII_TOKEN_RE.findall, LUCENE_ENGLISH_STOP_WORDS, self._filter
+    return [([] if p in stop else [p]) if simple(p) else keep(findall(p) if len(p) < 128 and p.isascii() else standard_tokens(p))
+            for p in pieces]
 
 @patch
 def _piece_ids(self: LuceneEnglishAnalyzer, pieces: list[str]) -> list[tuple]:
@@ -262,24 +457,23 @@ def _piece_ids(self: LuceneEnglishAnalyzer, pieces: list[str]) -> list[tuple]:
     cache, vocab = self._pieces, self.vocab
     new = [p for p in pieces if p not in cache]
     if new:
-        tokens = [self._filter([p] if _SIMPLE.fullmatch(p) else standard_tokens(p)) for p in new]
-        self._stem_all([t for ts in tokens for t in ts])
-        stems = self._stems
-        for p, ts in zip(new, tokens):
-            ids = []
-            for t in ts:
-                st = stems[t]
-                i = vocab.get(st)
-                if i is None: i = vocab[st] = len(vocab)
-                ids.append(i)
-            cache[p] = tuple(ids)
+        tokens = self._piece_tokens(new)
+        flat = [t for ts in tokens for t in ts]
+        self._stem_all(flat)
+        stems = list(map(self._stems.__getitem__, flat))
+        for st in dict.fromkeys(stems):  # new terms get ids in order of first occurrence
+            if st not in vocab: vocab[st] = len(vocab)
+        ids = iter(list(map(vocab.__getitem__, stems)))
+        for p, ts in zip(new, tokens): cache[p] = tuple(islice(ids, len(ts)))
     return [cache[p] for p in pieces]
 
 # %% ../nbs/04_lucene.ipynb #71bf6815
 @patch
 def _batch_ids(self: LuceneEnglishAnalyzer, batch: pa.ChunkedArray, start: int) -> tuple[np.ndarray, np.ndarray]:
     "(document index, term id) int32 arrays, one pair per token of `batch`, documents numbered from `start`."
-    pieces = pc.split_pattern_regex(pc.utf8_lower(batch), _BREAK_RE2).combine_chunks()
+    lower = pc.utf8_lower(batch)
+    quotes = pc.any(pc.match_substring_regex(lower, _QUOTES_JOIN_RE2)).as_py()
+    pieces = pc.split_pattern_regex(lower, _BREAK_RE2_QUOTES if quotes else _BREAK_RE2).combine_chunks()
     counts = np.diff(pieces.offsets.to_numpy())  # pieces per text
     values = pieces.flatten()
     enc = pc.dictionary_encode(values).combine_chunks() if isinstance(values, pa.ChunkedArray) else pc.dictionary_encode(values)
