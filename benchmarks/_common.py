@@ -7,10 +7,16 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE/"results"
 
 
+def synth_version() -> str:
+    "A digest of the generator's source: data made by another version of `brightpro data synth` is not reused."
+    import hashlib
+    return hashlib.sha256((HERE.parent/"brightpro"/"synth.py").read_bytes()).hexdigest()[:8]
+
+
 def synth_dataset(domains, root=None, scale=1.0, seed=0) -> Path:
-    "A synthetic dataset in hub layout with the real sizes (real BRIGHT query texts when ../shared/data is present), made once."
+    "A synthetic dataset in hub layout with the real sizes (real BRIGHT query texts when ../shared/data is present), made once per generator version."
     import subprocess, sys
-    root = Path(root or RESULTS/f"synth-scale{scale:g}-seed{seed}")
+    root = Path(root or RESULTS/f"synth-scale{scale:g}-seed{seed}-{synth_version()}")
     for d in domains:
         if not (root/"documents"/f"{d}.parquet").exists():
             print(f"generating synthetic {d} (scale {scale}) in {root} ...", flush=True)
