@@ -10,6 +10,8 @@ os.environ.setdefault("BRIGHTPRO_PROGRESS", "0")
 # Caches (memory-mapped corpora, indexes, embeddings) go to a fresh folder, never the user's.
 os.environ["BRIGHTPRO_CACHE"] = tempfile.mkdtemp(prefix="brightpro-test-cache-")
 
+from brightpro.llm import LocalChatServer   # after the environment above: nothing may reach the hub
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent/"shared"/"data"
 
@@ -31,3 +33,29 @@ def run_cli(*args, cwd=None, timeout=300, env=None):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    "mount(name, options): a tiny tmpfs under tmp_path (needs root), unmounted after the test; skips where mount is refused."
+    mounted = []
+    def mount(name, options):
+        d = tmp_path/name
+        d.mkdir()
+        try: r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(d)], capture_output=True, text=True)
+        except FileNotFoundError: pytest.skip("no mount command here")
+        if r.returncode: pytest.skip(f"mounting a tmpfs is not permitted here ({r.stderr.strip() or r.returncode})")
+        mounted.append(d)
+        return d
+    yield mount
+    for d in reversed(mounted): subprocess.run(["umount", str(d)], check=False)
+
+
+@pytest.fixture
+def server():
+    "A factory of LocalChatServer instances (a real OpenAI-compatible HTTP server on 127.0.0.1), all closed at the end of the test."
+    made = []
+    def make(*args, **kwargs):
+        made.append(LocalChatServer(*args, **kwargs)); return made[-1]
+    yield make
+    for s in made: s.close()

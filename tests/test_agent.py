@@ -11,7 +11,7 @@ from brightpro.core import DOMAINS, BrightproError
 from brightpro.data import load_domain
 from brightpro.agent import (LLMPolicy, PRFPolicy, QueryTrace, SearchTool, agentic_subset, evidence_docids, load_prompts,
                              load_snippet_tokenizer, read_traces, run_agent, run_query)
-from brightpro.llm import (LLMClient, LLMError, LocalChatServer, empty_reply, error_reply, length_reply, text_reply,
+from brightpro.llm import (LLMClient, LLMError, empty_reply, error_reply, length_reply, text_reply,
                            text_tool_call_reply, tool_calls_reply, tool_reply)
 from brightpro.retrievers import Retriever
 
@@ -29,15 +29,6 @@ def biology():
 def tool(biology):
     "One search tool for the module: the domain is indexed once, as in a run."
     return SearchTool("bm25-bright", biology, tokenizer="approx")
-
-
-@pytest.fixture
-def server():
-    made = []
-    def make(*args, **kwargs):
-        made.append(LocalChatServer(*args, **kwargs)); return made[-1]
-    yield make
-    for s in made: s.close()
 
 
 def client_for(srv, **kwargs):

@@ -1,5 +1,5 @@
 """The data layer from the outside: layouts, validation of broken data, the offline hub, real BRIGHT rows."""
-import json, os, re, shutil, subprocess, time
+import json, os, re, shutil, time
 from pathlib import Path
 
 import pyarrow as pa
@@ -376,22 +376,6 @@ def test_reasoning_configs_and_shards_without_a_field_are_named(tmp_path):
     with pytest.raises(DataError) as e: load_bright("biology", dataset=str(root)).documents
     assert str(e.value).startswith(f"{root}/documents/biology-00001-of-00002.parquet: its fields [id (string)] differ from those of "
                                    "biology-00000-of-00002.parquet") and "Arrow" not in str(e.value)
-
-
-@pytest.fixture
-def tmpfs(tmp_path):
-    "mount(name, options): a tiny tmpfs under tmp_path (needs root), unmounted after the test; skips where mount is refused."
-    mounted = []
-    def mount(name, options):
-        d = tmp_path/name
-        d.mkdir()
-        try: r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(d)], capture_output=True, text=True)
-        except FileNotFoundError: pytest.skip("no mount command here")
-        if r.returncode: pytest.skip(f"mounting a tmpfs is not permitted here ({r.stderr.strip() or r.returncode})")
-        mounted.append(d)
-        return d
-    yield mount
-    for d in reversed(mounted): subprocess.run(["umount", str(d)], check=False)
 
 
 def _big_mirror(root):

@@ -9,7 +9,7 @@ import pytest
 import pytrec_eval
 
 from brightpro.core import BrightproError
-from brightpro.llm import LLMClient, LLMError, LocalChatServer, error_reply, text_reply
+from brightpro.llm import LLMClient, LLMError, error_reply, text_reply
 from brightpro.metrics import Judgements
 from brightpro.judge import (agentic_eval, aer, cited_ids, citation_stats, cumulative_alpha_ndcg, judge_answer, judge_run,
                              macro_mean, micro_mean, reasoning_completeness, rep_agreement, round_union, union_scores, weighted_coverage)
@@ -71,15 +71,6 @@ def judgement(qid, rnd, oq, rc=3, rep=1, status="ok"):
     return {"qid": qid, "round": rnd, "rep": rep, "status": status, "aspect_scores": {"a1": 1.0} if status == "ok" else None,
             "overall_quality": oq if status == "ok" else None, "justification": "", "rc": rc if status == "ok" else None,
             "weighted_coverage": 0.5, "tries": 1, "error": None}
-
-
-@pytest.fixture
-def server():
-    made = []
-    def make(*args, **kwargs):
-        made.append(LocalChatServer(*args, **kwargs)); return made[-1]
-    yield make
-    for s in made: s.close()
 
 
 def client_for(srv, **kwargs):

@@ -6,7 +6,7 @@ import json, socket, threading, time
 import pytest
 
 from brightpro.core import BrightproError
-from brightpro.llm import (ChatReply, LLMCache, LLMClient, LLMError, LocalChatServer, drop_connection, empty_reply,
+from brightpro.llm import (ChatReply, LLMCache, LLMClient, LLMError, drop_connection, empty_reply,
                            error_reply, length_reply, malformed_reply, parse_text_tool_calls, slow_reply, text_reply,
                            text_tool_call_reply, tool_calls_reply, tool_reply)
 
@@ -14,16 +14,6 @@ SEARCH = {"type": "function", "function": {"name": "search", "description": "Sea
           "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
 QUESTION = [{"role": "system", "content": "You are a careful researcher."}, {"role": "user", "content": "Why is the sky blue?"}]
 SECRET = "sk-brightpro-DISTINCTIVE-9f3c2e71a8"
-
-
-@pytest.fixture
-def server():
-    "A factory of LocalChatServer instances, all closed at the end of the test."
-    made = []
-    def make(*args, **kwargs):
-        made.append(LocalChatServer(*args, **kwargs)); return made[-1]
-    yield make
-    for s in made: s.close()
 
 
 def client_for(srv, **kwargs):

@@ -1,6 +1,6 @@
 """The synthetic generator against the published sizes (the Bright-Pro dataset card), through the command line; the
 legacy style byte for byte; the realistic style against real BRIGHT text."""
-import gzip, hashlib, json, re, subprocess
+import gzip, hashlib, json, re
 from pathlib import Path
 
 import numpy as np
@@ -71,22 +71,6 @@ def test_synth_dataset_summarises_each_domain(tmp_path):
 
 
 # ---------------------------------------------------------------- issue 8: --out checked before any compute
-@pytest.fixture
-def tmpfs(tmp_path):
-    "mount(name, options): a tiny tmpfs under tmp_path (needs root), unmounted after the test; skips where mount is refused."
-    mounted = []
-    def mount(name, options):
-        d = tmp_path/name
-        d.mkdir()
-        try: r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(d)], capture_output=True, text=True)
-        except FileNotFoundError: pytest.skip("no mount command here")
-        if r.returncode: pytest.skip(f"mounting a tmpfs is not permitted here ({r.stderr.strip() or r.returncode})")
-        mounted.append(d)
-        return d
-    yield mount
-    for d in reversed(mounted): subprocess.run(["umount", str(d)], check=False)
-
-
 def test_synth_out_is_checked_before_any_compute(tmp_path, cli, monkeypatch):
     (tmp_path/"afile").write_text("x")
     for out, message in ((tmp_path/"afile", f"{tmp_path}/afile: exists and is not a folder"),
