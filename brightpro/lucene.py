@@ -8,7 +8,8 @@ Docs: https://brightpro.github.io/brightpro/lucene.html.md"""
 from __future__ import annotations
 import functools, re
 import unicodedata
-from itertools import chain, islice
+from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
 
 import numpy as np
 import pyarrow as pa
@@ -164,6 +165,9 @@ def porter_stem(word: str) -> str:
 # Where Snowball's porter and Lucene's stemmer can differ: a stem ending in bli/bly/logi/logy after step 1 (the bli and
 # logi rules), and -ed/-ing after a doubled character that Snowball keeps and Lucene undoubles
 _PORT_ONLY = re.compile(r"(?:bl|log)[iy](?:es|ed|ing)?s?$|([^aeioubdfgmnprtlsz])\1(?:ed|ing)s?$")
+# the same for Arrow's RE2, which has no back-references: every doubled ASCII character but those letters, spelled out
+_PORT_ONLY_RE2 = r"(?:bl|log)[iy](?:es|ed|ing)?s?$|(?:" + "|".join(
+    f"\\x{{{c:02X}}}\\x{{{c:02X}}}" for c in range(128) if chr(c) not in "aeioubdfgmnprtlsz") + ")(?:ed|ing)s?$"
 _porter_c = None
 
 def lucene_stem_words(words: list[str]) -> list[str]:
@@ -172,10 +176,10 @@ def lucene_stem_words(words: list[str]) -> list[str]:
     if _porter_c is None:
         import Stemmer
         _porter_c = Stemmer.Stemmer("porter", 0)
-    out = _porter_c.stemWords(words)
-    for i, w in enumerate(words):
-        if len(w) <= 2 or not w.isascii() or (w[-1] in "dgisy" and _PORT_ONLY.search(w)):
-            out[i] = porter_stem(w)
+    out, arr = _porter_c.stemWords(words), pa.array(words, pa.string())
+    port = pc.or_(pc.or_(pc.less_equal(pc.utf8_length(arr), 2), pc.invert(pc.string_is_ascii(arr))),
+                  pc.match_substring_regex(arr, _PORT_ONLY_RE2))  # the words the port stems, picked in C++
+    for i in np.flatnonzero(port.to_numpy(zero_copy_only=False)).tolist(): out[i] = porter_stem(words[i])
     return out
 
 # %% ../nbs/04_lucene.ipynb #0d405812
@@ -390,8 +394,12 @@ class LuceneEnglishAnalyzer:
 
     def __init__(self):
         self.vocab: dict[str, int] = {}  # term -> id
-        self._pieces: dict[str, tuple] = {}  # piece of text -> term ids
         self._stems: dict[str, str] = {}
+        self.forget_pieces()
+    def forget_pieces(self):
+        "Drop the cache of pieces of text (it only speeds up `analyze_ids`)."
+        self._known = pa.array([], pa.string())  # every distinct piece seen, by piece id
+        self._piece_n = self._piece_first = self._piece_terms = np.zeros(0, np.int64)  # its term count, first id's place, ids
     def __repr__(self): return f"LuceneEnglishAnalyzer(vocab={len(self.vocab)} terms)"
 
 # %% ../nbs/04_lucene.ipynb #f16824a7
@@ -422,7 +430,7 @@ def analyze(self: LuceneEnglishAnalyzer, text: str) -> list[str]:
     self._stem_all(kept)
     return [self._stems[t] for t in kept]
 
-# %% ../nbs/04_lucene.ipynb #b4bd03e7
+# %% ../nbs/04_lucene.ipynb #7992088b
 def _re2_ranges(cps) -> str:
     "RE2 character-class ranges for the code points `cps`."
     cps, out, i = sorted(cps), [], 0
@@ -441,64 +449,135 @@ def _break_re2(keep=()) -> str:
 
 _BREAK_RE2, _BREAK_RE2_QUOTES = _break_re2(), _break_re2({0x22, 0x23, 0x2A})
 _QUOTES_JOIN_RE2 = f"[{_re2_ranges(_K['hebrew'] | {0x20E3})}]"  # texts where " # * may be inside a token
-_SIMPLE = re.compile(r"[a-z0-9]{1,255}")
 
-# %% ../nbs/04_lucene.ipynb #a76b42cd
+# %% ../nbs/04_lucene.ipynb #53cc0afe
+_MIDS = [ord(c) for c in ".,:;'"]  # ASCII MidLetter, MidNum, MidNumLet: inside a token only between two others
+
+@functools.cache
+def _byte_classes(quotes: bool) -> np.ndarray:
+    "Class of each UTF-8 byte: 0 in no token, 1 may be in one, 2 `. , : ; '` (in one only between two of class 1)."
+    breaks = pc.match_substring_regex(pa.array([chr(i) for i in range(128)]), _BREAK_RE2_QUOTES if quotes else _BREAK_RE2)
+    table = np.ones(256, np.uint8)  # bytes of non-ASCII characters are kept: the full tokenizer sorts them out
+    table[:128][breaks.to_numpy(zero_copy_only=False)] = 0
+    table[_MIDS] = 2
+    return table
+
+# %% ../nbs/04_lucene.ipynb #aa160670
+def _string_bytes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    "Offsets (from 0, int64) and UTF-8 bytes of a string array, without copies."
+    _, offsets, data = arr.buffers()
+    off = np.frombuffer(offsets, np.int64 if pa.types.is_large_string(arr.type) else np.int32)[arr.offset:arr.offset + len(arr) + 1]
+    buf = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return off.astype(np.int64) - off[0], buf[off[0]:off[-1]]
+
+def _kept_bytes(buf: np.ndarray, starts: np.ndarray, quotes: bool, nonascii: bool) -> np.ndarray:
+    "Which bytes stay in a piece; `starts` are the inner document starts (a mid character joins nothing across them)."
+    cls = _byte_classes(quotes)[buf]
+    keep, mid = cls != 0, cls == 2
+    if len(buf) < 3 or not mid.any(): return keep & ~mid
+    strong, joined = cls == 1, np.zeros(len(buf), bool)
+    np.logical_and(strong[:-2], strong[2:], out=joined[1:-1])  # between two bytes of class 1
+    joined[starts - 1] = False  # the last byte of a document has no byte after it
+    if nonascii: joined[1:] |= buf[:-1] >= 0x80  # after a non-ASCII letter: a Hebrew letter takes a final '
+    joined[starts] = False  # nor the first one a byte before it
+    return keep & (~mid | joined)
+
+# %% ../nbs/04_lucene.ipynb #6e5cdf76
+def _cut_pieces(lower: pa.Array, quotes: bool, nonascii: bool) -> tuple[pa.StringArray, np.ndarray]:
+    "The pieces of lower-cased texts (runs of kept bytes inside a document), and how many each text has."
+    off, buf = _string_bytes(lower)
+    starts = np.unique(off[1:-1][(off[1:-1] > 0) & (off[1:-1] < len(buf))])  # where a later document starts
+    keep = _kept_bytes(buf, starts, quotes, nonascii)
+    edges = np.flatnonzero(np.diff(keep.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
+    first, end = edges[0::2], edges[1::2]  # runs start and end in turn
+    split = starts[keep[starts] & keep[starts - 1]]  # a run that goes on into the next document is cut there
+    if len(split): first, end = (np.insert(a, np.searchsorted(a, split), split) for a in (first, end))
+    offsets = np.zeros(len(first) + 1, np.int32)
+    np.cumsum(end - first, out=offsets[1:])
+    pieces = pa.StringArray.from_buffers(len(first), pa.py_buffer(offsets), pa.py_buffer(buf[keep]))
+    return pieces, np.diff(np.searchsorted(first, off))
+
+# %% ../nbs/04_lucene.ipynb #16abddb9
+def _prepare_batch(batch: pa.ChunkedArray) -> tuple[pa.DictionaryArray, np.ndarray]:
+    "A batch of texts as dictionary-encoded pieces (lower-cased), and the number of pieces of each text."
+    lower = pc.utf8_lower(batch).combine_chunks()
+    nonascii = lower.filter(pc.invert(pc.string_is_ascii(lower)))
+    quotes = len(nonascii) > 0 and pc.any(pc.match_substring_regex(nonascii, _QUOTES_JOIN_RE2)).as_py()
+    pieces, counts = _cut_pieces(lower, quotes, len(nonascii) > 0)
+    return pc.dictionary_encode(pieces), counts
+
+# %% ../nbs/04_lucene.ipynb #6f884f04
+_SIMPLE_RE2 = "^[a-z0-9]{1,255}$"
+_STOP_ARRAY = pa.array(sorted(LUCENE_ENGLISH_STOP_WORDS))
+
 @patch
-def _piece_tokens(self: LuceneEnglishAnalyzer, pieces: list[str]) -> list[list[str]]:
+def _piece_tokens(self: LuceneEnglishAnalyzer, pieces: pa.Array) -> list[list[str]]:
     "Filtered tokens of each piece: most are one plain token, or a few short ASCII ones (no long-token check needed)."
-    simple, findall, stop, keep = _SIMPLE.fullmatch, _ASCII_TOKEN_RE.findall, LUCENE_ENGLISH_STOP_WORDS, self._filter
-    return [([] if p in stop else [p]) if simple(p) else keep(findall(p) if len(p) < 128 and p.isascii() else standard_tokens(p))
-            for p in pieces]
+    simple = pc.match_substring_regex(pieces, _SIMPLE_RE2).to_numpy(zero_copy_only=False).tolist()
+    stop = pc.is_in(pieces, value_set=_STOP_ARRAY).to_numpy(zero_copy_only=False).tolist()
+    findall, keep = _ASCII_TOKEN_RE.findall, self._filter
+    return [([] if s else [p]) if plain else keep(findall(p) if len(p) < 128 and p.isascii() else standard_tokens(p))
+            for p, plain, s in zip(pieces.to_pylist(), simple, stop)]
+
+# %% ../nbs/04_lucene.ipynb #62c073fa
+@patch
+def _new_piece_ids(self: LuceneEnglishAnalyzer, pieces: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    "Analyse pieces never seen before: each one's number of terms, and all their term ids (new terms join `vocab`)."
+    tokens = self._piece_tokens(pieces)
+    flat = [t for ts in tokens for t in ts]
+    self._stem_all(flat)
+    stems, vocab = list(map(self._stems.__getitem__, flat)), self.vocab
+    for st in dict.fromkeys(stems):  # new terms get ids in order of first occurrence
+        if st not in vocab: vocab[st] = len(vocab)
+    return np.fromiter(map(len, tokens), np.int64, len(tokens)), np.fromiter(map(vocab.__getitem__, stems), np.int64, len(stems))
+
+# %% ../nbs/04_lucene.ipynb #61fbc7d5
+@patch
+def _piece_ids(self: LuceneEnglishAnalyzer, pieces: pa.Array) -> np.ndarray:
+    "The piece id of each of the distinct `pieces`; new ones are analysed (all together: one stemmer call) and kept."
+    ids = pc.index_in(pieces, value_set=self._known).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    new = np.flatnonzero(ids < 0)
+    if len(new):
+        fresh = pieces.take(pa.array(new))
+        n_terms, terms = self._new_piece_ids(fresh)
+        ids[new] = np.arange(len(self._piece_n), len(self._piece_n) + len(new))
+        self._piece_first = np.concatenate([self._piece_first, len(self._piece_terms) + np.cumsum(n_terms) - n_terms])
+        self._piece_n, self._piece_terms = np.concatenate([self._piece_n, n_terms]), np.concatenate([self._piece_terms, terms])
+        self._known = pa.concat_arrays([self._known, fresh])
+    return ids
+
+# %% ../nbs/04_lucene.ipynb #70a19ef2
+@patch
+def _batch_ids(self: LuceneEnglishAnalyzer, enc: pa.DictionaryArray, counts: np.ndarray, start: int) -> tuple[np.ndarray, np.ndarray]:
+    "(document index, term id) int32 arrays, one pair per token of a prepared batch, documents numbered from `start`."
+    piece = self._piece_ids(enc.dictionary)[enc.indices.to_numpy(zero_copy_only=False)]  # every occurrence's piece id
+    n = self._piece_n[piece]
+    terms = self._piece_terms[np.repeat(self._piece_first[piece], n) + ragged_arange(n)]
+    ends = np.concatenate([[0], np.cumsum(n)])[np.cumsum(counts)]  # each document's last term, plus one
+    per_doc = np.diff(ends, prepend=0)
+    return np.repeat(np.arange(start, start + len(counts), dtype=np.int32), per_doc), terms.astype(np.int32)
+
+# %% ../nbs/04_lucene.ipynb #2e3f6f5a
+class _Done:
+    "A result computed at once, for `analyze_ids` without its background thread."
+    def __init__(self, value): self.value = value
+    def result(self): return self.value
 
 @patch
-def _piece_ids(self: LuceneEnglishAnalyzer, pieces: list[str]) -> list[tuple]:
-    "Term ids of each distinct piece of text; new pieces are analysed together (one stemmer call)."
-    cache, vocab = self._pieces, self.vocab
-    new = [p for p in pieces if p not in cache]
-    if new:
-        tokens = self._piece_tokens(new)
-        flat = [t for ts in tokens for t in ts]
-        self._stem_all(flat)
-        stems = list(map(self._stems.__getitem__, flat))
-        for st in dict.fromkeys(stems):  # new terms get ids in order of first occurrence
-            if st not in vocab: vocab[st] = len(vocab)
-        ids = iter(list(map(vocab.__getitem__, stems)))
-        for p, ts in zip(new, tokens): cache[p] = tuple(islice(ids, len(ts)))
-    return [cache[p] for p in pieces]
-
-# %% ../nbs/04_lucene.ipynb #71bf6815
-@patch
-def _batch_ids(self: LuceneEnglishAnalyzer, batch: pa.ChunkedArray, start: int) -> tuple[np.ndarray, np.ndarray]:
-    "(document index, term id) int32 arrays, one pair per token of `batch`, documents numbered from `start`."
-    lower = pc.utf8_lower(batch)
-    quotes = pc.any(pc.match_substring_regex(lower, _QUOTES_JOIN_RE2)).as_py()
-    pieces = pc.split_pattern_regex(lower, _BREAK_RE2_QUOTES if quotes else _BREAK_RE2).combine_chunks()
-    counts = np.diff(pieces.offsets.to_numpy())  # pieces per text
-    values = pieces.flatten()
-    enc = pc.dictionary_encode(values).combine_chunks() if isinstance(values, pa.ChunkedArray) else pc.dictionary_encode(values)
-    piece_ids = self._piece_ids(enc.dictionary.to_pylist())
-    n_terms = np.fromiter((len(t) for t in piece_ids), np.int64, len(piece_ids))
-    flat = np.fromiter((i for t in piece_ids for i in t), np.int64, int(n_terms.sum()))
-    first = np.concatenate([[0], np.cumsum(n_terms)[:-1]])  # where each distinct piece's ids start in `flat`
-    idx = enc.indices.to_numpy(zero_copy_only=False)  # the distinct piece of every occurrence
-    occ = n_terms[idx]
-    terms = flat[np.repeat(first[idx], occ) + ragged_arange(occ)]
-    docs = np.repeat(np.repeat(np.arange(start, start + len(batch)), counts), occ)
-    return docs.astype(np.int32), terms.astype(np.int32)
-
-# %% ../nbs/04_lucene.ipynb #934b7bd6
-@patch
-def analyze_ids(self: LuceneEnglishAnalyzer, texts, batch_size=20_000, desc=None):
+def analyze_ids(self: LuceneEnglishAnalyzer, texts, batch_size=20_000, desc=None, background=True):
     "Term ids of every text, growing `vocab`: (doc_index, term_id) int32 arrays, one pair per token, in text order."
     texts = as_arrow(texts)
-    docs_out, terms_out = [], []
+    starts = range(0, len(texts), batch_size)
+    docs_out, terms_out = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]
     bar = progress(total=len(texts), desc=desc or "tokenizing", unit="doc")
-    for start in range(0, len(texts), batch_size):
-        batch = texts.slice(start, batch_size)
-        docs, terms = self._batch_ids(batch, start)
-        docs_out.append(docs); terms_out.append(terms)
-        bar.update(len(batch))
+    with ThreadPoolExecutor(1) as pool:  # prepares the next batch (GIL released) while this one is analysed
+        prepare = pool.submit if background else lambda f, *a: _Done(f(*a))
+        ahead = [prepare(_prepare_batch, texts.slice(s, batch_size)) for s in starts[:1]]
+        for i, start in enumerate(starts):
+            if i + 1 < len(starts): ahead.append(prepare(_prepare_batch, texts.slice(starts[i + 1], batch_size)))
+            docs, terms = self._batch_ids(*ahead[i].result(), start)
+            ahead[i] = None
+            docs_out.append(docs); terms_out.append(terms)
+            bar.update(min(batch_size, len(texts) - start))
     bar.close()
-    if not docs_out: return np.zeros(0, np.int32), np.zeros(0, np.int32)
     return np.concatenate(docs_out), np.concatenate(terms_out)

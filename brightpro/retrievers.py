@@ -187,7 +187,7 @@ def index(self: BM25Bright, doc_ids, texts) -> None:
     path = self._index_dir()
     if path is not None and self._load(path, len(texts)): return
     docs, terms = self.analyzer.analyze_ids(texts, desc=f"{self.name} tokenizing")
-    self.analyzer._pieces.clear()  # the piece cache only speeds up indexing; free it before searching
+    self.analyzer.forget_pieces()  # the piece cache only speeds up indexing; free it before searching
     self.index_terms(docs, terms, len(texts), path)
 
 # %% ../nbs/05_retrievers.ipynb #c1b8065b

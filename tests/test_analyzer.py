@@ -75,7 +75,7 @@ def test_fast_stemming_equals_the_port():
 
 from hypothesis import given, settings, strategies as st
 
-TRICKY = list("aZé9_.,;:'’-/ \n") + ["\u0301", "\u00ad", "\u200d", "©", "™", "👍", "\U0001f3fd", "\ufe0f", "中", "ひ", "ก", "²", "@", "İ", "ß", "ǅ"]
+TRICKY = list("aZé9_.,;:'’-/ \n\"#*") + ["\u05d0", "\u20e3", "\u0301", "\u00ad", "\u200d", "©", "™", "👍", "\U0001f3fd", "\ufe0f", "中", "ひ", "ก", "²", "@", "İ", "ß", "ǅ"]
 
 
 @settings(max_examples=300, deadline=None)
