@@ -95,7 +95,8 @@ def parse_options(items) -> dict:
 # %% ../nbs/13_cli.ipynb #4244fd0a
 def _retrieve(args) -> int:
     retrieve(args.dataset, args.domain, args.retriever, args.top, args.out, args.force, args.queries, args.benchmark,
-             args.long, args.cache_dir, parse_options(args.option), args.revision, echo=lambda line: print(line, flush=True))
+             args.long, args.cache_dir, parse_options(args.option), args.revision, echo=lambda line: print(line, flush=True),
+             jobs=args.jobs)
     return 0
 
 def add_retrieve_command(sub):
@@ -112,6 +113,7 @@ def add_retrieve_command(sub):
     p.add_argument("--long", action="store_true", help="BRIGHT long documents")
     p.add_argument("--cache-dir", default=None, help="where BM25 indexes and embeddings are cached (default $BRIGHTPRO_CACHE or ~/.cache/brightpro)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="a retriever option, e.g. k1=1.2, device=cuda, batch_size=128 (repeatable)")
+    p.add_argument("--jobs", type=int, default=1, help="domains retrieved at once, each in a worker process (default 1)")
     p.set_defaults(func=_retrieve)
 
 # %% ../nbs/13_cli.ipynb #3e11d647

@@ -6,7 +6,8 @@ Docs: https://brightpro.github.io/brightpro/retrieve.html.md"""
 
 # %% ../nbs/06_retrieve.ipynb #84e96695
 from __future__ import annotations
-import hashlib, json, tempfile, time
+import hashlib, json, multiprocessing, os, tempfile, time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import pandas as pd
 
 from . import __version__
 from .core import BrightproError, atomic_write, parse_domains, progress, cache_dir as default_cache_dir
-from .data import available_domains, load_bright, load_domain
+from .data import available_domains, load_bright, load_domain, resolve_source
 from .runs import Run, write_json_run, write_trec_run
 from .retrievers import Retriever, check_options, corpus_hash, get_retriever, retriever_slug
 
@@ -150,7 +151,7 @@ class Retrieval(list):
         return f"{res['domain']}: {res['status']}{where} ({res['seconds']:.1f} s)"
     def to_text(self) -> str: return "\n".join(map(self.line, self))
 
-# %% ../nbs/06_retrieve.ipynb #2e9cd1f4
+# %% ../nbs/06_retrieve.ipynb #dc7cd297
 def _cache_folder(cache_dir) -> Path:
     cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
     if cache_dir.exists() and not cache_dir.is_dir(): raise BrightproError(f"--cache-dir {cache_dir} is a file, not a folder")
@@ -158,19 +159,58 @@ def _cache_folder(cache_dir) -> Path:
     except OSError as e: raise BrightproError(f"cannot create the cache folder {cache_dir}: {e.strerror or e}") from None
     return cache_dir
 
+def _check_jobs(jobs, retriever) -> int:
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1: raise BrightproError(f"--jobs must be a positive integer, got {jobs!r}")
+    if jobs > 1 and isinstance(retriever, Retriever):
+        raise BrightproError("--jobs above 1 needs a retriever name (worker processes build their own retriever); got an instance")
+    return jobs
+
+# %% ../nbs/06_retrieve.ipynb #0397e225
+def _retrieve_one(name, dataset, benchmark, queries, long, revision, *args) -> dict:
+    "Load one domain and retrieve for it (`args`: those of `retrieve_domain` after the domain); what a worker does."
+    if os.environ.get("BRIGHTPRO_PROGRESS") != "1": os.environ["BRIGHTPRO_PROGRESS"] = "0"  # the parent's bar is the one shown
+    return retrieve_domain(load_for_retrieval(name, dataset, benchmark, queries, long, revision), *args)
+
+def _largest_first(names: list[str], dataset, benchmark, long) -> list[str]:
+    "Domains with the most document bytes on disk first; the hub's (not yet on disk) in table order."
+    if str(dataset) == "hub": return list(names)
+    source = resolve_source(dataset, benchmark)
+    size = lambda d: sum(f.stat().st_size for f in source.files("long_documents" if long else "documents", d, required=False))
+    return sorted(names, key=size, reverse=True)
+
+# %% ../nbs/06_retrieve.ipynb #77fde6c2
+def _retrieve_in_workers(names, jobs, load_args, args, label, echo) -> Retrieval:
+    "`_retrieve_one` for each domain, in `jobs` spawned processes; the results in the order of `names`."
+    done, failure = {}, None
+    with ProcessPoolExecutor(min(jobs, len(names)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_retrieve_one, n, *load_args, *args): n for n in _largest_first(names, load_args[0], load_args[1], load_args[3])}
+        for f in progress(as_completed(futures), total=len(futures), desc=f"retrieve {label}", unit="domain"):
+            if f.cancelled(): continue
+            try: done[futures[f]] = f.result()
+            except Exception as e:  # the domains still running finish (and say so); those not started are not
+                failure = failure or e
+                for g in futures: g.cancel()
+                continue
+            if echo: echo(Retrieval.line(done[futures[f]]))
+    if failure: raise failure
+    return Retrieval(done[n] for n in names)
+
+# %% ../nbs/06_retrieve.ipynb #d329ce81
 def retrieve(dataset="sample", domains="all", retriever: str | Retriever = "bm25-bright", top: int = 1000, out="runs", force: bool = False,
              queries: str = "examples", benchmark: str = "brightpro", long: bool = False, cache_dir=None,
-             options: dict | None = None, revision=None, echo=None) -> Retrieval:
-    "Run `retriever` (a name or a `Retriever`) over `domains` of `dataset`; write one TREC run, score.json and meta.json per domain."
+             options: dict | None = None, revision=None, echo=None, jobs: int = 1) -> Retrieval:
+    "Run `retriever` (a name or a `Retriever`) over `domains` of `dataset`, `jobs` domains at a time; write one TREC run, score.json and meta.json per domain."
     if top < 1: raise BrightproError(f"--top must be a positive number of documents, got {top}")
     if not isinstance(retriever, Retriever): options = check_options(retriever, options)  # a bad name or option fails before any data is read
-    cache_dir = _cache_folder(cache_dir)
+    jobs, cache_dir = _check_jobs(jobs, retriever), _cache_folder(cache_dir)
     label = retriever.name if isinstance(retriever, Retriever) else retriever
     slug = run_slug(label, benchmark, queries, long)
     check_out_folder(Path(out)/slug)   # and so does an out folder that cannot be written
+    names = parse_domains(domains, available_domains(dataset, benchmark))
+    load_args, args = (dataset, benchmark, queries, long, revision), (retriever, top, out, force, cache_dir, options, slug)
+    if jobs > 1 and len(names) > 1: return _retrieve_in_workers(names, jobs, load_args, args, label, echo)
     results = Retrieval()
-    for name in progress(parse_domains(domains, available_domains(dataset, benchmark)), desc=f"retrieve {label}", unit="domain"):
-        d = load_for_retrieval(name, dataset, benchmark, queries, long, revision)
-        results.append(retrieve_domain(d, retriever, top, out, force, cache_dir, options, slug))
+    for name in progress(names, desc=f"retrieve {label}", unit="domain"):
+        results.append(retrieve_domain(load_for_retrieval(name, *load_args), *args))
         if echo: echo(Retrieval.line(results[-1]))    # one line per domain as it finishes
     return results

@@ -194,3 +194,37 @@ def test_read_only_out_fails_before_computing(cli, tmp_path):
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr[-800:]
     assert "cannot write runs to" in res.stderr and "Read-only file system" in res.stderr
     assert not (tmp_path/"c"/"bm25-bright").exists()
+
+
+# --- several domains at once (--jobs): worker processes write what one process writes ------------------------------
+def test_jobs_write_the_files_of_one_process(cli, tmp_path):
+    domains = "biology,economics,stackoverflow"
+    for jobs in ("1", "2"):
+        res = cli("retrieve", "--domain", domains, "--top", "50", "--out", tmp_path/jobs, "--cache-dir", tmp_path/f"cache{jobs}",
+                  "--jobs", jobs)
+        assert res.returncode == 0, res.stderr
+        assert [l.split(":")[0] for l in res.stdout.splitlines()] != [] and "Traceback" not in res.stderr
+    for d in domains.split(","):
+        for suffix in (".trec", ".score.json"):
+            one, two = (tmp_path/j/"bm25-bright"/f"{d}{suffix}" for j in ("1", "2"))
+            assert two.read_bytes() == one.read_bytes(), (d, suffix)
+
+
+@pytest.mark.parametrize("jobs", ["0", "-2", "x"])
+def test_bad_jobs_exit_2(cli, tmp_path, jobs):
+    res = cli("retrieve", "--domain", "biology", "--out", tmp_path, "--cache-dir", tmp_path/"c", "--jobs", jobs)
+    assert res.returncode == 2 and "jobs" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path/"bm25-bright").exists() or not any((tmp_path/"bm25-bright").iterdir())
+
+
+def test_a_failing_domain_in_a_worker_is_reported_and_finished_runs_stay(cli, tmp_path):
+    root = tmp_path/"data"
+    shutil.copytree(SAMPLE/"bright_pro", root)
+    bad = root/"documents"/"economics.parquet"
+    bad.write_bytes(b"PAR1 not a parquet file")
+    res = cli("retrieve", "--dataset", root, "--domain", "biology,economics", "--top", "10", "--out", tmp_path/"runs",
+              "--cache-dir", tmp_path/"c", "--jobs", "2")
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert "economics.parquet" in res.stderr, res.stderr
+    # biology, the larger corpus, went first: its run is written and complete
+    assert "biology" in res.stdout and (tmp_path/"runs"/"bm25-bright"/"biology.trec").exists()
