@@ -84,6 +84,16 @@ def bm25_weights(tf: np.ndarray, lengths: np.ndarray, idf: np.ndarray, avgdl: fl
     "gensim `LuceneBM25Model` term weights (float64) for term frequencies `tf` in bags of `lengths` tokens."
     return idf * (tf / (tf + k1 * (1 - b + b * lengths / avgdl)))
 
+# %% ../nbs/05_retrievers.ipynb #38776452
+def _posting_weights(tf: np.ndarray, docs: np.ndarray, per_term: np.ndarray, lengths: np.ndarray, idf: np.ndarray,
+                     avgdl: float, k1: float, b: float) -> np.ndarray:
+    "float32 `bm25_weights` of postings (term frequency `tf` in document `docs`), `per_term` postings a term, in term order."
+    w = (k1 * (1 - b + b * lengths / avgdl))[docs]  # the document's normalisation, as bm25_weights computes it
+    w += tf
+    np.divide(tf, w, out=w)
+    w *= np.repeat(idf, per_term)
+    return w.astype(np.float32)
+
 # %% ../nbs/05_retrievers.ipynb #15a3ebc2
 def _file_digest(path: Path) -> str:
     with open(path, "rb") as f: return hashlib.file_digest(f, lambda: hashlib.blake2b(digest_size=16)).hexdigest()
@@ -147,6 +157,7 @@ def metadata(self: BM25Bright) -> dict:
 def _set(self: BM25Bright, data, indices, indptr, idf, avgdl):
     "Use a weighted matrix: CSC arrays (a column of postings per term), memory-mapped when loaded from disk."
     self.avgdl, self.idf, self.data, self.indices, self.indptr = avgdl, np.asarray(idf), data, indices, indptr
+    self._matrix = None  # built on the first search
 
 # %% ../nbs/05_retrievers.ipynb #295f32c3
 @patch
@@ -157,12 +168,12 @@ def index_terms(self: BM25Bright, docs: np.ndarray, terms: np.ndarray, n_docs: i
     # term frequencies: one (doc, term) cell per distinct pair
     tf = sp.csc_matrix((np.ones(len(docs), np.float32), (docs, terms)), shape=(n_docs, n_terms))
     tf.sum_duplicates()
-    lengths = np.bincount(docs, minlength=n_docs).astype(np.float64)
+    in_order = len(docs) < 2 or bool((docs[1:] >= docs[:-1]).all())  # as analyze_ids gives them: count by bisection
+    lengths = (np.diff(np.searchsorted(docs, np.arange(n_docs + 1))) if in_order else np.bincount(docs, minlength=n_docs)).astype(np.float64)
     avgdl = float(lengths.sum() / n_docs)
     df = np.diff(tf.indptr).astype(np.float64)
     idf = np.log(n_docs + 1.0) - np.log(df + 0.5)
-    col = np.repeat(np.arange(n_terms), np.diff(tf.indptr))
-    data = bm25_weights(tf.data.astype(np.float64), lengths[tf.indices], idf[col], avgdl, self.k1, self.b).astype(np.float32)
+    data = _posting_weights(tf.data.astype(np.float64), tf.indices, np.diff(tf.indptr), lengths, idf, avgdl, self.k1, self.b)
     self._set(data, tf.indices.astype(np.int32), tf.indptr.astype(np.int64), idf, avgdl)
     if path is not None:
         try: self._save(path, data, idf, avgdl, n_docs)
@@ -205,12 +216,12 @@ def query_vector(self: BM25Bright, text: str) -> tuple[np.ndarray, np.ndarray]:
 @patch
 def scores(self: BM25Bright, text: str) -> np.ndarray:
     "The score of every document for one query (float32, accumulated term by term like gensim's product)."
+    import scipy.sparse as sp
     terms, w = self.query_vector(text)
-    out = np.zeros(len(self.doc_ids), np.float32)
-    for t, wt in zip(terms.tolist(), w):
-        a, b = self.indptr[t], self.indptr[t + 1]
-        out[self.indices[a:b]] += self.data[a:b] * wt  # ids are unique within a column
-    return out
+    if not len(terms): return np.zeros(len(self.doc_ids), np.float32)
+    if getattr(self, "_matrix", None) is None:  # the postings as a scipy matrix (no copy: memory-mapped stays mapped)
+        self._matrix = sp.csc_matrix((self.data, self.indices, self.indptr), shape=(len(self.doc_ids), len(self.idf)))
+    return self._matrix[:, terms] @ w  # the query's columns, then one pass of scipy's C loop over their postings
 
 # %% ../nbs/05_retrievers.ipynb #1b9fdaf2
 @patch

@@ -194,3 +194,19 @@ def test_bm25_cut_keeps_tied_documents_in_corpus_order():
             full = r.scores("apple") if cls is BM25Bright else np.asarray(r.model.get_scores(["appl"]))
             harness = [d for d, _ in sorted(zip(ids, full.tolist()), key=lambda x: x[1], reverse=True)[:k]]
             assert run["q"] == harness and len(set(scores.values())) <= 2
+
+
+@pytest.mark.parametrize("source", ["synthetic", "real"])
+def test_scores_are_float32_sums_term_by_term(source):
+    "Each document's score is its float32 weights times the query's, added in term-id order (the harness's float32 product)."
+    texts = synthetic_texts(800, seed=3) if source == "synthetic" else real_texts(800)
+    r = BM25Bright()
+    r.index([f"d{i}" for i in range(len(texts))], texts)
+    for q in texts[:40] + ["psychology of cats", ""]:
+        terms, w = r.query_vector(q)
+        by_hand = np.zeros(len(texts), np.float32)
+        for t, wt in zip(terms.tolist(), w.tolist()):  # ascending term ids, float32 throughout
+            a, b = r.indptr[t], r.indptr[t + 1]
+            by_hand[r.indices[a:b]] = by_hand[r.indices[a:b]] + r.data[a:b] * np.float32(wt)
+        got = r.scores(q)
+        assert got.dtype == np.float32 and np.array_equal(got, by_hand), q[:40]
