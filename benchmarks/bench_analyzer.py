@@ -29,9 +29,9 @@ from _common import save, table
 TOPICS = ROOT.parent/"shared"/"data"/"bright-topics"
 
 
-def head_module():
-    "The last commit's brightpro/lucene.py as a module (its relative import made absolute)."
-    src = subprocess.run(["git", "show", "HEAD:brightpro/lucene.py"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+def head_module(rev="HEAD"):
+    "brightpro/lucene.py of commit `rev` (default the last one) as a module (its relative import made absolute)."
+    src = subprocess.run(["git", "show", f"{rev}:brightpro/lucene.py"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     path = Path(tempfile.mkdtemp())/"lucene_head.py"
     path.write_text(src.replace("from .core import", "from brightpro.core import"))
     spec = importlib.util.spec_from_file_location("lucene_head", path)
@@ -77,8 +77,9 @@ def best(fn, repeats):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--against", default="HEAD", help="the commit whose analyzer is the 'HEAD' columns (default the last one)")
     args = ap.parse_args(argv)
-    head = head_module()
+    head = head_module(args.against)
     sets = {"prose (BRIGHT texts)" if TOPICS.exists() else "prose (generated)": prose(), **symbol_sets()}
     rows, results = [], {}
     for name, texts in sets.items():
