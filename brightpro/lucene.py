@@ -177,9 +177,11 @@ def lucene_stem_words(words: list[str]) -> list[str]:
         import Stemmer
         _porter_c = Stemmer.Stemmer("porter", 0)
     out, arr = _porter_c.stemWords(words), pa.array(words, pa.string())
-    port = pc.or_(pc.or_(pc.less_equal(pc.utf8_length(arr), 2), pc.invert(pc.string_is_ascii(arr))),
-                  pc.match_substring_regex(arr, _PORT_ONLY_RE2))  # the words the port stems, picked in C++
-    for i in np.flatnonzero(port.to_numpy(zero_copy_only=False)).tolist(): out[i] = porter_stem(words[i])
+    as_np = lambda a: a.to_numpy(zero_copy_only=False)
+    short, ascii = as_np(pc.less_equal(pc.utf8_length(arr), 2)), as_np(pc.string_is_ascii(arr))
+    for i in np.flatnonzero(short & ascii).tolist(): out[i] = words[i]  # what the port does with them
+    port = ~ascii | (~short & as_np(pc.match_substring_regex(arr, _PORT_ONLY_RE2)))  # the words the port stems, picked in C++
+    for i in np.flatnonzero(port).tolist(): out[i] = porter_stem(words[i])
     return out
 
 # %% ../nbs/04_lucene.ipynb #0d405812
@@ -506,30 +508,48 @@ def _prepare_batch(batch: pa.ChunkedArray) -> tuple[pa.DictionaryArray, np.ndarr
     pieces, counts = _cut_pieces(lower, quotes, len(nonascii) > 0)
     return pc.dictionary_encode(pieces), counts
 
+# %% ../nbs/04_lucene.ipynb #c8383aba
+_END = "Z"  # pieces are lower-cased, so an upper-case token can only be this marker
+
+@patch
+def _short_ascii_tokens(self: LuceneEnglishAnalyzer, pieces: list[str]) -> tuple[np.ndarray, list[str]]:
+    "Filtered tokens of short ASCII pieces: one regex pass over them all (each followed by a marker token), not one a piece."
+    found = self._filter([t for t in _ASCII_TOKEN_RE.findall(f"\n{_END}\n".join(pieces) + f"\n{_END}") if t])
+    found = np.array(found, dtype=object)
+    ends = np.flatnonzero(found == _END)
+    return np.diff(ends, prepend=-1) - 1, found[found != _END].tolist()
+
 # %% ../nbs/04_lucene.ipynb #6f884f04
 _SIMPLE_RE2 = "^[a-z0-9]{1,255}$"
 _STOP_ARRAY = pa.array(sorted(LUCENE_ENGLISH_STOP_WORDS))
 
 @patch
-def _piece_tokens(self: LuceneEnglishAnalyzer, pieces: pa.Array) -> list[list[str]]:
-    "Filtered tokens of each piece: most are one plain token, or a few short ASCII ones (no long-token check needed)."
-    simple = pc.match_substring_regex(pieces, _SIMPLE_RE2).to_numpy(zero_copy_only=False).tolist()
-    stop = pc.is_in(pieces, value_set=_STOP_ARRAY).to_numpy(zero_copy_only=False).tolist()
-    findall, keep = _ASCII_TOKEN_RE.findall, self._filter
-    return [([] if s else [p]) if plain else keep(findall(p) if len(p) < 128 and p.isascii() else standard_tokens(p))
-            for p, plain, s in zip(pieces.to_pylist(), simple, stop)]
+def _piece_tokens(self: LuceneEnglishAnalyzer, pieces: pa.Array) -> tuple[np.ndarray, list[str]]:
+    "Each piece's number of filtered tokens, and all the tokens in order (a plain piece is its own token, or none)."
+    as_np = lambda a: a.to_numpy(zero_copy_only=False)
+    plain = as_np(pc.match_substring_regex(pieces, _SIMPLE_RE2))
+    alone = plain & ~as_np(pc.is_in(pieces, value_set=_STOP_ARRAY))  # a token that is the piece
+    short = ~plain & (as_np(pc.utf8_length(pieces)) < 128) & as_np(pc.string_is_ascii(pieces))  # no long-token check
+    words, n = np.array(pieces.to_pylist(), dtype=object), alone.astype(np.int64)
+    short, rest = np.flatnonzero(short), np.flatnonzero(~plain & ~short)
+    n[short], short_tokens = self._short_ascii_tokens(words[short].tolist()) if len(short) else (0, [])
+    parsed = [self._filter(standard_tokens(p)) for p in words[rest].tolist()]  # long or non-ASCII pieces
+    n[rest] = np.fromiter(map(len, parsed), np.int64, len(parsed))
+    flat, first = np.empty(int(n.sum()), dtype=object), np.cumsum(n) - n
+    for where, tokens in ((alone, words[alone]), (short, short_tokens), (rest, [t for ts in parsed for t in ts])):
+        flat[np.repeat(first[where], n[where]) + ragged_arange(n[where])] = tokens  # placed by numpy: no loop a piece
+    return n, flat.tolist()
 
 # %% ../nbs/04_lucene.ipynb #62c073fa
 @patch
 def _new_piece_ids(self: LuceneEnglishAnalyzer, pieces: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     "Analyse pieces never seen before: each one's number of terms, and all their term ids (new terms join `vocab`)."
-    tokens = self._piece_tokens(pieces)
-    flat = [t for ts in tokens for t in ts]
-    self._stem_all(flat)
-    stems, vocab = list(map(self._stems.__getitem__, flat)), self.vocab
-    for st in dict.fromkeys(stems):  # new terms get ids in order of first occurrence
-        if st not in vocab: vocab[st] = len(vocab)
-    return np.fromiter(map(len, tokens), np.int64, len(tokens)), np.fromiter(map(vocab.__getitem__, stems), np.int64, len(stems))
+    n_terms, tokens = self._piece_tokens(pieces)
+    self._stem_all(tokens)
+    stems, vocab = list(map(self._stems.__getitem__, tokens)), self.vocab
+    new = [st for st in dict.fromkeys(stems) if st not in vocab]  # new terms get ids in order of first occurrence
+    vocab.update(zip(new, range(len(vocab), len(vocab) + len(new))))
+    return n_terms, np.fromiter(map(vocab.__getitem__, stems), np.int64, len(stems))
 
 # %% ../nbs/04_lucene.ipynb #61fbc7d5
 @patch
