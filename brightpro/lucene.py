@@ -475,14 +475,16 @@ def _string_bytes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 def _kept_bytes(buf: np.ndarray, starts: np.ndarray, quotes: bool, nonascii: bool) -> np.ndarray:
     "Which bytes stay in a piece; `starts` are the inner document starts (a mid character joins nothing across them)."
     cls = _byte_classes(quotes)[buf]
-    keep, mid = cls != 0, cls == 2
-    if len(buf) < 3 or not mid.any(): return keep & ~mid
-    strong, joined = cls == 1, np.zeros(len(buf), bool)
+    strong, mid = cls == 1, cls == 2
+    if len(buf) < 3 or not mid.any(): return strong
+    joined = np.zeros(len(buf), bool)
     np.logical_and(strong[:-2], strong[2:], out=joined[1:-1])  # between two bytes of class 1
     joined[starts - 1] = False  # the last byte of a document has no byte after it
     if nonascii: joined[1:] |= buf[:-1] >= 0x80  # after a non-ASCII letter: a Hebrew letter takes a final '
     joined[starts] = False  # nor the first one a byte before it
-    return keep & (~mid | joined)
+    joined &= mid
+    joined |= strong  # in place: a full-size batch is tens of MB a pass
+    return joined
 
 # %% ../nbs/04_lucene.ipynb #6e5cdf76
 def _cut_pieces(lower: pa.Array, quotes: bool, nonascii: bool) -> tuple[pa.StringArray, np.ndarray]:
@@ -490,8 +492,9 @@ def _cut_pieces(lower: pa.Array, quotes: bool, nonascii: bool) -> tuple[pa.Strin
     off, buf = _string_bytes(lower)
     starts = np.unique(off[1:-1][(off[1:-1] > 0) & (off[1:-1] < len(buf))])  # where a later document starts
     keep = _kept_bytes(buf, starts, quotes, nonascii)
-    edges = np.flatnonzero(np.diff(keep.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
-    first, end = edges[0::2], edges[1::2]  # runs start and end in turn
+    flips = np.flatnonzero(keep[1:] != keep[:-1]) + 1  # runs start and end in turn
+    first, end = (np.concatenate([[0], flips[1::2]]), flips[0::2]) if len(buf) and keep[0] else (flips[0::2], flips[1::2])
+    if len(end) < len(first): end = np.append(end, len(buf))  # the last run reaches the end
     split = starts[keep[starts] & keep[starts - 1]]  # a run that goes on into the next document is cut there
     if len(split): first, end = (np.insert(a, np.searchsorted(a, split), split) for a in (first, end))
     offsets = np.zeros(len(first) + 1, np.int32)
@@ -572,9 +575,10 @@ def _batch_ids(self: LuceneEnglishAnalyzer, enc: pa.DictionaryArray, counts: np.
     "(document index, term id) int32 arrays, one pair per token of a prepared batch, documents numbered from `start`."
     piece = self._piece_ids(enc.dictionary)[enc.indices.to_numpy(zero_copy_only=False)]  # every occurrence's piece id
     n = self._piece_n[piece]
-    terms = self._piece_terms[np.repeat(self._piece_first[piece], n) + ragged_arange(n)]
-    ends = np.concatenate([[0], np.cumsum(n)])[np.cumsum(counts)]  # each document's last term, plus one
-    per_doc = np.diff(ends, prepend=0)
+    upto = np.cumsum(n)  # terms up to each occurrence's last one
+    terms = self._piece_terms[np.repeat(self._piece_first[piece] - (upto - n), n) + np.arange(upto[-1] if len(upto) else 0)]
+    last = np.cumsum(counts)  # each document's pieces end there
+    per_doc = np.diff(np.where(last > 0, upto[last - 1] if len(upto) else 0, 0), prepend=0)
     return np.repeat(np.arange(start, start + len(counts), dtype=np.int32), per_doc), terms.astype(np.int32)
 
 # %% ../nbs/04_lucene.ipynb #2e3f6f5a
