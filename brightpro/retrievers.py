@@ -6,16 +6,17 @@ Docs: https://brightpro.github.io/brightpro/retrievers.html.md"""
 
 # %% ../nbs/05_retrievers.ipynb #f206926f
 from __future__ import annotations
-import errno, hashlib, inspect, json, math, os, re, shutil
+import errno, gc, hashlib, inspect, json, math, os, re, shutil
 from pathlib import Path
 from time import perf_counter
 from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, progress
+from .core import BrightproError, atomic_write, progress, ragged_arange
 from .lucene import LuceneEnglishAnalyzer, as_arrow
 from .runs import Run
 
@@ -40,8 +41,7 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     n = len(scores)
     if k >= n: cand = np.arange(n)
     else:
-        part = np.argpartition(-scores, k - 1)[:k]
-        thr = scores[part].min()
+        thr = np.partition(scores, n - k)[n - k]  # the k-th highest score (values only: faster than argpartition)
         above = np.flatnonzero(scores > thr)
         cand = np.concatenate([above, np.flatnonzero(scores == thr)[:k - len(above)]])
     return cand[np.lexsort((cand, -scores[cand]))]
@@ -255,6 +255,206 @@ def _load(self: BM25Bright, path: Path, n_docs: int) -> bool:
     self.loaded_from_cache = True
     return True
 
+# %% ../nbs/05_retrievers.ipynb #2e65dd4f
+_BM25S_TOKEN_RE = re.compile(r"(?u)\b\w\w+\b")   # bm25s's default token_pattern
+_ASCII_WORD = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+def _lower_ascii(c: int) -> int: return c | 0x20 if 65 <= c <= 90 else c
+
+# ordinary texts: ASCII word bytes lower-cased, bytes >= 0x80 (non-ASCII UTF-8) kept, any other byte a space
+_BREAK_TO_SPACE = bytes(_lower_ascii(c) if c >= 0x80 or c in _ASCII_WORD else 32 for c in range(256))
+# a text with a capital sigma: ASCII lower-cased, and the six bytes Arrow splits at hidden behind bytes that
+# UTF-8 never uses (0xF8..0xFD), so the whole text stays one piece
+_WS, _HIDDEN_WS = b" \t\n\v\f\r", b"\xf8\xf9\xfa\xfb\xfc\xfd"
+_SIGMA_TEXT = bytes(_lower_ascii(c) for c in range(256)).translate(bytes.maketrans(_WS, _HIDDEN_WS))
+_UNHIDE_WS = bytes.maketrans(_HIDDEN_WS, _WS)
+_CAPITAL_SIGMA = "\u03a3".encode()
+
+# %% ../nbs/05_retrievers.ipynb #32803c82
+_TOKENIZE_BATCH = 20_000
+
+def _to_arrow(part: list) -> pa.Array:
+    "A list of str as a large_string array (lone surrogates as their bytes)."
+    try: return pa.array(part, type=pa.large_string())
+    except (UnicodeEncodeError, pa.ArrowException):
+        return pa.array([t.encode("utf-8", "surrogatepass") for t in part], type=pa.large_binary()).view(pa.large_string())
+
+def _text_batches(texts, batch_size: int = _TOKENIZE_BATCH):
+    "`texts` (a str, a list, a pyarrow array or ChunkedArray) as Arrow string arrays of at most `batch_size` texts."
+    if isinstance(texts, str): texts = [texts]
+    if isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        for i in range(0, len(texts), batch_size):
+            part = texts.slice(i, batch_size)
+            if isinstance(part, pa.ChunkedArray): part = part.chunk(0) if part.num_chunks == 1 else part.combine_chunks()
+            if not (pa.types.is_string(part.type) or pa.types.is_large_string(part.type)): part = part.cast(pa.large_string())
+            yield part
+        return
+    if not isinstance(texts, Sequence): texts = list(texts)   # generators, numpy arrays, pandas Series...
+    for i in range(0, len(texts), batch_size): yield _to_arrow(texts[i: i + batch_size])
+
+# %% ../nbs/05_retrievers.ipynb #c250ce62
+def _keep_sigma_texts_whole(raw: bytes, text: bytes, offs: np.ndarray) -> bytes:
+    "`text` (`raw` translated) with each text (`raw[offs[j]:offs[j+1]]`) that holds a capital sigma kept whole."
+    if b"\xce" not in raw or _CAPITAL_SIGMA not in raw: return text
+    b = np.frombuffer(raw, np.uint8)
+    lead = np.flatnonzero(b[:-1] == 0xCE)
+    docs = np.unique(np.searchsorted(offs, lead[b[lead + 1] == 0xA3], side="right") - 1)
+    out = bytearray(text)
+    for d in docs.tolist():
+        s, e = int(offs[d]), int(offs[d + 1])
+        out[s:e] = raw[s:e].translate(_SIGMA_TEXT)
+    return bytes(out)
+
+# %% ../nbs/05_retrievers.ipynb #cae32fa3
+_INT32_BYTES = 2**31   # a batch of fewer text bytes is split with 32-bit offsets (Arrow splits them 2x faster)
+
+def _cut_pieces(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    "The pieces of a batch of texts, cut at ASCII non-word bytes (some empty), and where each text's pieces start."
+    if arr.null_count: raise TypeError("texts must not contain nulls (bm25s fails on None)")
+    n, bufs = len(arr), arr.buffers()
+    width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offs = np.frombuffer(bufs[1], dtype=width)[arr.offset: arr.offset + n + 1]
+    base, stop = int(offs[0]), int(offs[-1])
+    raw = bufs[2][base:stop].to_pybytes() if bufs[2] is not None else b""
+    offs = offs - base
+    text = _keep_sigma_texts_whole(raw, raw.translate(_BREAK_TO_SPACE), offs)
+    small = stop - base < _INT32_BYTES
+    cls = pa.StringArray if small else pa.LargeStringArray
+    cut = pc.ascii_split_whitespace(cls.from_buffers(n, pa.py_buffer(offs.astype(np.int32 if small else np.int64)),
+                                                     pa.py_buffer(text)))
+    return cut.values, np.frombuffer(cut.buffers()[1], dtype=np.int32)[cut.offset: cut.offset + n + 1]
+
+# %% ../nbs/05_retrievers.ipynb #2eb08bd4
+class _SeenTokens:
+    "The stop words, the tokens seen so far in order of first appearance, and a cache of the regex's tokens of a piece."
+    def __init__(self, stopwords="en"):
+        from bm25s.tokenization import _infer_stopwords
+        self.stop = frozenset(_infer_stopwords(stopwords))
+        self.stop_arr = pa.array(sorted(s for s in self.stop if isinstance(s, str)), pa.string())
+        self.tokens, self.tokens_arr = [], pa.array([], pa.string())
+        self.piece_cache = {}   # non-ASCII piece (bytes) -> its tokens, stop words dropped
+
+    def regex_tokens(self, piece: bytes) -> list[str]:
+        "bm25s's tokens of one piece, less stop words (the piece's hidden white space put back first)."
+        r = self.piece_cache.get(piece)
+        if r is None:
+            text = piece.translate(_UNHIDE_WS).decode("utf-8", "surrogatepass")
+            r = self.piece_cache[piece] = [t for t in _BM25S_TOKEN_RE.findall(text.lower()) if t not in self.stop]
+        return r
+
+# %% ../nbs/05_retrievers.ipynb #3ff73628
+def _piece_tokens(seen: _SeenTokens, dic: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    "The tokens of the distinct pieces `dic`, piece after piece, and the offsets of each piece's tokens."
+    nd = len(dic)
+    lens = pc.binary_length(dic).to_numpy(zero_copy_only=False)
+    is_ascii = pc.string_is_ascii(dic).to_numpy(zero_copy_only=False)
+    stop = pc.is_in(dic, value_set=seen.stop_arr).to_numpy(zero_copy_only=False)
+    ntok = (is_ascii & (lens >= 2) & ~stop).astype(np.int64)   # an ASCII piece is its own token (already lower case)
+    first = np.arange(nd, dtype=np.int64)   # where a piece's first token is in `combined`
+    combined, other = dic.cast(pa.string()), np.flatnonzero(~is_ascii)
+    if other.size:   # the other pieces through the regex
+        binary = pa.large_binary() if pa.types.is_large_string(dic.type) else pa.binary()
+        lists = [seen.regex_tokens(p) for p in dic.take(other).view(binary).to_pylist()]
+        k = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        ntok[other], first[other] = k, nd + np.cumsum(k) - k
+        combined = pa.concat_arrays([combined, pa.array([t for ts in lists for t in ts], pa.string())])
+    toff = np.zeros(nd + 1, dtype=np.int64); np.cumsum(ntok, out=toff[1:])
+    take = np.repeat(first, ntok)
+    if other.size: take += ragged_arange(ntok)
+    return combined.take(pa.array(take)), toff
+
+# %% ../nbs/05_retrievers.ipynb #3c2351a8
+def _first_seen_ids(seen: _SeenTokens, cand: pa.Array) -> np.ndarray:
+    "Each token's number in order of first appearance over the corpus; new tokens are added to `seen`."
+    pos = pc.index_in(cand, value_set=seen.tokens_arr)
+    ids = pos.fill_null(-1).to_numpy().astype(np.int32)
+    if pos.null_count:
+        new = ids < 0
+        fresh = cand.filter(pa.array(new))
+        uniq = pc.unique(fresh)   # in order of first appearance
+        ids[new] = len(seen.tokens) + pc.index_in(fresh, value_set=uniq).to_numpy()
+        seen.tokens.extend(uniq.to_pylist())
+        seen.tokens_arr = pa.concat_arrays([seen.tokens_arr, uniq.cast(pa.string())])
+    return ids
+
+# %% ../nbs/05_retrievers.ipynb #7efdb171
+def _expand(ids: np.ndarray, toff: np.ndarray, idx: np.ndarray, piece_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    "Token numbers of every piece occurrence (`ids[toff[p]:toff[p+1]]` for distinct piece `p`), and the count per text."
+    ntok = np.diff(toff)
+    if ntok.max(initial=0) <= 1:   # the common case: no piece has two tokens or more
+        first = np.full(len(ntok), -1, dtype=np.int32)
+        has = ntok > 0
+        first[has] = ids[toff[:-1][has]]
+        occ = first[idx]
+        kept = np.flatnonzero(occ >= 0)
+        return occ[kept], np.diff(np.searchsorted(kept, piece_off))
+    per_occurrence = ntok[idx]
+    cum = np.zeros(len(idx) + 1, dtype=np.int64); np.cumsum(per_occurrence, out=cum[1:])
+    occurrence = np.repeat(np.arange(len(idx)), per_occurrence)   # the piece occurrence each token comes from
+    return ids[toff[idx[occurrence]] + ragged_arange(per_occurrence)], np.diff(cum[piece_off])
+
+# %% ../nbs/05_retrievers.ipynb #d2ca69b7
+def _batch_token_ids(seen: _SeenTokens, arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    "The first-appearance numbers of a batch's tokens (flat) and the number of tokens of each text."
+    pieces, piece_off = _cut_pieces(arr)
+    enc = pc.dictionary_encode(pieces)   # the distinct pieces in order of first appearance, and each piece's index
+    ind = enc.indices
+    idx = np.frombuffer(ind.buffers()[1], dtype=np.int32)[ind.offset: ind.offset + len(ind)]
+    cand, toff = _piece_tokens(seen, enc.dictionary)
+    return _expand(_first_seen_ids(seen, cand), toff, idx, piece_off)
+
+# %% ../nbs/05_retrievers.ipynb #73f9e621
+def _corpus_token_ids(texts, stopwords="en", batch_size: int = _TOKENIZE_BATCH) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    "Every kept token's first-appearance number (flat), the offsets of each text's tokens, and the tokens in that order."
+    seen, toks, counts = _SeenTokens(stopwords), [], []
+    for arr in _text_batches(texts, batch_size):
+        if len(arr):
+            t, c = _batch_token_ids(seen, arr)
+            toks.append(t); counts.append(c)
+    tok = np.concatenate(toks) if toks else np.zeros(0, np.int32)
+    doc_off = np.zeros(sum(map(len, counts)) + 1, dtype=np.int64)
+    if counts: np.cumsum(np.concatenate(counts), out=doc_off[1:])
+    return tok, doc_off, seen.tokens
+
+# %% ../nbs/05_retrievers.ipynb #772f99f2
+def _stem_vocab(tokens: list[str], stemmer_name: str | None) -> tuple[np.ndarray, dict, list[str]]:
+    "bm25s's vocabulary of the unique `tokens` ({stem: id}, in set order), each token's stem id and the stems by id."
+    if stemmer_name is None: return np.arange(len(tokens)), {t: i for i, t in enumerate(tokens)}, tokens
+    import Stemmer
+    stems = Stemmer.Stemmer(stemmer_name, 0).stemWords(tokens)   # no cache: each word is stemmed once anyway (3x faster)
+    vocab = {s: i for i, s in enumerate(set(stems))}
+    return np.fromiter(map(vocab.__getitem__, stems), dtype=np.int64, count=len(stems)), vocab, list(vocab)
+
+# %% ../nbs/05_retrievers.ipynb #5733056e
+def _split_docs(table: np.ndarray, tok: np.ndarray, doc_off: np.ndarray, chunk: int = 4096) -> list[list]:
+    "One list per text `j`: `table[tok[doc_off[j]:doc_off[j+1]]]` (`table` an object array)."
+    o, out, was_enabled = doc_off.tolist(), [], gc.isenabled()
+    gc.disable()
+    try:
+        for s in range(0, len(o) - 1, chunk):
+            e = min(s + chunk, len(o) - 1)
+            objs = table[tok[o[s]: o[e]]]
+            out.extend([objs[a - o[s]: b - o[s]].tolist() for a, b in zip(o[s:e], o[s + 1: e + 1])])
+    finally:
+        if was_enabled: gc.enable()
+    return out
+
+# %% ../nbs/05_retrievers.ipynb #8baf22cc
+def _bm25s_tokenize(texts, stopwords="en", stemmer_name: str | None = "english", batch_size: int = _TOKENIZE_BATCH):
+    "What `bm25s.tokenize(texts, lower=True, stopwords=stopwords, stemmer=Stemmer.Stemmer(stemmer_name))` returns, faster."
+    from bm25s.tokenization import Tokenized
+    tok, doc_off, tokens = _corpus_token_ids(texts, stopwords, batch_size)
+    stem_of, vocab, _ = _stem_vocab(tokens, stemmer_name)
+    ints = np.empty(len(vocab), dtype=object); ints[:] = list(range(len(vocab)))
+    return Tokenized(ids=_split_docs(ints[stem_of], tok, doc_off), vocab=vocab)
+
+def _bm25s_tokenize_strings(texts, stopwords="en", stemmer_name: str | None = "english", batch_size: int = _TOKENIZE_BATCH) -> list[list[str]]:
+    "What the same `bm25s.tokenize(..., return_ids=False)` returns: each text's tokens, stemmed."
+    tok, doc_off, tokens = _corpus_token_ids(texts, stopwords, batch_size)
+    stem_of, _, stems = _stem_vocab(tokens, stemmer_name)
+    table = np.empty(len(stems), dtype=object); table[:] = stems
+    return _split_docs(table[stem_of], tok, doc_off)
+
 # %% ../nbs/05_retrievers.ipynb #323ccd68
 class BM25S(Retriever):
     "Plain BM25 with bm25s (Lucene's formula), PyStemmer English stemming, every setting pinned."
@@ -278,9 +478,7 @@ def metadata(self: BM25S) -> dict:  # noqa: F811 (@patch: one per retriever)
 @patch
 def _tokenize(self: BM25S, texts):
     "bm25s tokens (strings) of `texts`, with the retriever's stop words and stemmer."
-    import bm25s, Stemmer
-    return bm25s.tokenize(texts, lower=True, stopwords=self.stopwords, stemmer=Stemmer.Stemmer(self.stemmer_name),
-                          return_ids=False, show_progress=False)
+    return _bm25s_tokenize_strings(texts, self.stopwords, self.stemmer_name)
 
 # %% ../nbs/05_retrievers.ipynb #6e8c29fa
 @patch
@@ -293,15 +491,14 @@ def _index_dir(self: BM25S):
 @patch
 def index(self: BM25S, doc_ids, texts) -> None:  # noqa: F811 (@patch: one per retriever)
     "Tokenize and index with bm25s, or reload the index of the same corpus and settings from `cache_dir`."
-    import bm25s, Stemmer
+    import bm25s
     texts = as_arrow(texts)
     self.doc_ids = np.asarray(as_arrow(doc_ids).to_numpy(zero_copy_only=False), dtype=object)
     if len(texts) == 0: raise BrightproError("cannot index an empty corpus")
     self.corpus_hash = corpus_hash(doc_ids, texts) if self.cache_dir else None
     path = self._index_dir()
     if path is not None and self._load(path): return
-    tokens = bm25s.tokenize(texts.to_pylist(), lower=True, stopwords=self.stopwords, stemmer=Stemmer.Stemmer(self.stemmer_name),
-                            show_progress=False)  # ids + vocabulary, the fast path
+    tokens = _bm25s_tokenize(texts, self.stopwords, self.stemmer_name)  # bm25s.tokenize's ids + vocabulary, faster
     self.model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
     self.model.index(tokens, show_progress=False)
     del tokens

@@ -210,3 +210,13 @@ def test_scores_are_float32_sums_term_by_term(source):
             by_hand[r.indices[a:b]] = by_hand[r.indices[a:b]] + r.data[a:b] * np.float32(wt)
         got = r.scores(q)
         assert got.dtype == np.float32 and np.array_equal(got, by_hand), q[:40]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_top_k_equals_a_stable_sort(seed):
+    "The k best by score, ties in corpus order: a stable sort of the negated scores, cut at k, is the reference."
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.random(5000).astype(np.float32), 2)  # many ties, the k-th score among them
+    s[rng.random(5000) < 0.3] = 0
+    for k in (1, 7, 100, 1000, 4999, 5000, 6000):
+        assert top_k(s, k).tolist() == np.argsort(-s, kind="stable")[:k].tolist(), k
