@@ -188,6 +188,7 @@ def work_brightpro_jobs(spec):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     res = {"import_s": 0.0, "domains": {}, "top10": {}, "top10_plain": {}, "plain_s": 0.0}
+    os.environ["BRIGHTPRO_ANALYZER_THREAD"] = "0"  # as brightpro's own workers: the processes fill the cores
     size = lambda d: os.path.getsize(f"{spec['root']}/documents/{d}.parquet")
     order = sorted(spec["domains"], key=size, reverse=True)
     with ProcessPoolExecutor(spec["threads"], mp_context=multiprocessing.get_context("spawn")) as pool:

@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/lucene.html.md"""
 
 # %% ../nbs/04_lucene.ipynb #2648aba1
 from __future__ import annotations
-import functools, re
+import functools, os, re
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
@@ -588,8 +588,9 @@ class _Done:
     def result(self): return self.value
 
 @patch
-def analyze_ids(self: LuceneEnglishAnalyzer, texts, batch_size=20_000, desc=None, background=True):
+def analyze_ids(self: LuceneEnglishAnalyzer, texts, batch_size=20_000, desc=None, background=None):
     "Term ids of every text, growing `vocab`: (doc_index, term_id) int32 arrays, one pair per token, in text order."
+    if background is None: background = os.environ.get("BRIGHTPRO_ANALYZER_THREAD") != "0"  # workers that fill the cores say 0
     texts = as_arrow(texts)
     starts = range(0, len(texts), batch_size)
     docs_out, terms_out = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]

@@ -169,6 +169,7 @@ def _check_jobs(jobs, retriever) -> int:
 def _retrieve_one(name, dataset, benchmark, queries, long, revision, *args) -> dict:
     "Load one domain and retrieve for it (`args`: those of `retrieve_domain` after the domain); what a worker does."
     if os.environ.get("BRIGHTPRO_PROGRESS") != "1": os.environ["BRIGHTPRO_PROGRESS"] = "0"  # the parent's bar is the one shown
+    os.environ.setdefault("BRIGHTPRO_ANALYZER_THREAD", "0")  # the workers fill the cores: no second thread each
     return retrieve_domain(load_for_retrieval(name, dataset, benchmark, queries, long, revision), *args)
 
 def _largest_first(names: list[str], dataset, benchmark, long) -> list[str]:
