@@ -184,14 +184,15 @@ def work_brightpro(spec):
 
 
 def work_brightpro_jobs(spec):
-    "The same in `threads` spawned worker processes, largest corpus first (as `brightpro retrieve --jobs` does)."
+    "The same in `threads` worker processes, largest corpus first, started as `brightpro retrieve --jobs` starts them."
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     res = {"import_s": 0.0, "domains": {}, "top10": {}, "top10_plain": {}, "plain_s": 0.0}
+    from brightpro.retrieve import worker_start_method  # and imports brightpro, as the command has when it starts them
     os.environ["BRIGHTPRO_ANALYZER_THREAD"] = "0"  # as brightpro's own workers: the processes fill the cores
     size = lambda d: os.path.getsize(f"{spec['root']}/documents/{d}.parquet")
     order = sorted(spec["domains"], key=size, reverse=True)
-    with ProcessPoolExecutor(spec["threads"], mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(spec["threads"], mp_context=multiprocessing.get_context(worker_start_method())) as pool:
         for d, one in zip(order, pool.map(_bp_domain, [{**spec, "plain": False}] * len(order), order)): _bp_collect(res, d, one)
     peaks = {}
     for one in res["domains"].values(): peaks[one["pid"]] = max(peaks.get(one["pid"], 0.0), one["peak_gib"])

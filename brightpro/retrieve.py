@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/retrieve.html.md"""
 
 # %% ../nbs/06_retrieve.ipynb #84e96695
 from __future__ import annotations
-import hashlib, json, multiprocessing, os, tempfile, time
+import hashlib, json, multiprocessing, os, sys, tempfile, threading, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from .retrievers import Retriever, check_options, corpus_hash, get_retriever, re
 
 # %% auto #0
 __all__ = ['run_slug', 'stable_ranking', 'file_record', 'write_run_files', 'queries_hash', 'is_up_to_date', 'drop_excluded',
-           'check_out_folder', 'retrieve_domain', 'load_for_retrieval', 'Retrieval', 'retrieve']
+           'check_out_folder', 'retrieve_domain', 'load_for_retrieval', 'Retrieval', 'worker_start_method', 'retrieve']
 
 # %% ../nbs/06_retrieve.ipynb #e8ab61be
 def run_slug(retriever: str, benchmark: str = "brightpro", queries: str = "examples", long: bool = False) -> str:
@@ -165,6 +165,11 @@ def _check_jobs(jobs, retriever) -> int:
         raise BrightproError("--jobs above 1 needs a retriever name (worker processes build their own retriever); got an instance")
     return jobs
 
+# %% ../nbs/06_retrieve.ipynb #7479f19c
+def worker_start_method() -> str:
+    "'fork' where it is safe (Linux, and no other thread in this process, as in a command), else 'spawn'."
+    return "fork" if sys.platform == "linux" and threading.active_count() == 1 else "spawn"
+
 # %% ../nbs/06_retrieve.ipynb #0397e225
 def _retrieve_one(name, dataset, benchmark, queries, long, revision, *args) -> dict:
     "Load one domain and retrieve for it (`args`: those of `retrieve_domain` after the domain); what a worker does."
@@ -183,7 +188,7 @@ def _largest_first(names: list[str], dataset, benchmark, long) -> list[str]:
 def _retrieve_in_workers(names, jobs, load_args, args, label, echo) -> Retrieval:
     "`_retrieve_one` for each domain, in `jobs` spawned processes; the results in the order of `names`."
     done, failure = {}, None
-    with ProcessPoolExecutor(min(jobs, len(names)), mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(min(jobs, len(names)), mp_context=multiprocessing.get_context(worker_start_method())) as pool:
         futures = {pool.submit(_retrieve_one, n, *load_args, *args): n for n in _largest_first(names, load_args[0], load_args[1], load_args[3])}
         for f in progress(as_completed(futures), total=len(futures), desc=f"retrieve {label}", unit="domain"):
             if f.cancelled(): continue
