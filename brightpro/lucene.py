@@ -31,6 +31,8 @@ def as_arrow(texts) -> pa.ChunkedArray:
     if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)): arr = arr.cast(pa.string())
     return pc.fill_null(arr, "") if arr.null_count else arr
 
+def _np(a: pa.Array) -> np.ndarray: return a.to_numpy(zero_copy_only=False)  # an Arrow result as numpy
+
 # %% ../nbs/04_lucene.ipynb #6a24ed20
 class _Word:
     "The stemmer's state, as in Lucene's Java class: the letters `b`, the end of the word `k`, the end of the stem `j`."
@@ -163,9 +165,8 @@ def porter_stem(word: str) -> str:
 
 # %% ../nbs/04_lucene.ipynb #84aac2f8
 # Where Snowball's porter and Lucene's stemmer can differ: a stem ending in bli/bly/logi/logy after step 1 (the bli and
-# logi rules), and -ed/-ing after a doubled character that Snowball keeps and Lucene undoubles
-_PORT_ONLY = re.compile(r"(?:bl|log)[iy](?:es|ed|ing)?s?$|([^aeioubdfgmnprtlsz])\1(?:ed|ing)s?$")
-# the same for Arrow's RE2, which has no back-references: every doubled ASCII character but those letters, spelled out
+# logi rules), and -ed/-ing after a doubled character that Snowball keeps and Lucene undoubles. RE2 (Arrow's regex
+# engine) has no back-references, so every doubled ASCII character but those letters is spelled out
 _PORT_ONLY_RE2 = r"(?:bl|log)[iy](?:es|ed|ing)?s?$|(?:" + "|".join(
     f"\\x{{{c:02X}}}\\x{{{c:02X}}}" for c in range(128) if chr(c) not in "aeioubdfgmnprtlsz") + ")(?:ed|ing)s?$"
 _porter_c = None
@@ -177,10 +178,9 @@ def lucene_stem_words(words: list[str]) -> list[str]:
         import Stemmer
         _porter_c = Stemmer.Stemmer("porter", 0)
     out, arr = _porter_c.stemWords(words), pa.array(words, pa.string())
-    as_np = lambda a: a.to_numpy(zero_copy_only=False)
-    short, ascii = as_np(pc.less_equal(pc.utf8_length(arr), 2)), as_np(pc.string_is_ascii(arr))
+    short, ascii = _np(pc.less_equal(pc.utf8_length(arr), 2)), _np(pc.string_is_ascii(arr))
     for i in np.flatnonzero(short & ascii).tolist(): out[i] = words[i]  # what the port does with them
-    port = ~ascii | (~short & as_np(pc.match_substring_regex(arr, _PORT_ONLY_RE2)))  # the words the port stems, picked in C++
+    port = ~ascii | (~short & _np(pc.match_substring_regex(arr, _PORT_ONLY_RE2)))  # the words the port stems, picked in C++
     for i in np.flatnonzero(port).tolist(): out[i] = porter_stem(words[i])
     return out
 
@@ -254,15 +254,18 @@ _K = _classes()
 # %% ../nbs/04_lucene.ipynb #4339578a
 def _esc(cp: int) -> str: return "\\" + chr(cp) if chr(cp) in "\\]^-[" else chr(cp)
 
-def _ranges(cps) -> str:
-    "The inside of a regex character class holding the code points `cps`."
+def _runs(cps) -> list[tuple[int, int]]:
+    "The code points `cps` as runs of consecutive ones: (first, last) pairs, in order."
     cps, out, i = sorted(cps), [], 0
     while i < len(cps):
         j = i
         while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1: j += 1
-        out.append(_esc(cps[i]) + ("" if j == i else _esc(cps[j]) if j == i + 1 else "-" + _esc(cps[j])))
-        i = j + 1
-    return "".join(out)
+        out.append((cps[i], cps[j])); i = j + 1
+    return out
+
+def _ranges(cps) -> str:
+    "The inside of a regex character class holding the code points `cps`."
+    return "".join(_esc(a) + ("" if b == a else _esc(b) if b == a + 1 else "-" + _esc(b)) for a, b in _runs(cps))
 
 def _cls(cps) -> str:
     "A regex matching one character of `cps`."
@@ -435,13 +438,7 @@ def analyze(self: LuceneEnglishAnalyzer, text: str) -> list[str]:
 # %% ../nbs/04_lucene.ipynb #7992088b
 def _re2_ranges(cps) -> str:
     "RE2 character-class ranges for the code points `cps`."
-    cps, out, i = sorted(cps), [], 0
-    while i < len(cps):
-        j = i
-        while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1: j += 1
-        out.append(f"\\x{{{cps[i]:X}}}" + ("" if j == i else f"-\\x{{{cps[j]:X}}}"))
-        i = j + 1
-    return "".join(out)
+    return "".join(f"\\x{{{a:X}}}" + ("" if b == a else f"-\\x{{{b:X}}}") for a, b in _runs(cps))
 
 def _break_re2(keep=()) -> str:
     "RE2 regex of runs of characters that no token contains, when the code points `keep` may be in tokens too."
@@ -529,12 +526,11 @@ _STOP_ARRAY = pa.array(sorted(LUCENE_ENGLISH_STOP_WORDS))
 @patch
 def _piece_tokens(self: LuceneEnglishAnalyzer, pieces: pa.Array) -> tuple[np.ndarray, list[str]]:
     "Each piece's number of filtered tokens, and all the tokens in order (a plain piece is its own token, or none)."
-    as_np = lambda a: a.to_numpy(zero_copy_only=False)
-    plain = as_np(pc.match_substring_regex(pieces, _SIMPLE_RE2))
-    alone = plain & ~as_np(pc.is_in(pieces, value_set=_STOP_ARRAY))  # a token that is the piece
-    short = ~plain & (as_np(pc.utf8_length(pieces)) < 128) & as_np(pc.string_is_ascii(pieces))  # no long-token check
+    plain = _np(pc.match_substring_regex(pieces, _SIMPLE_RE2))
+    alone = plain & ~_np(pc.is_in(pieces, value_set=_STOP_ARRAY))  # a token that is the piece
+    is_short = ~plain & (_np(pc.utf8_length(pieces)) < 128) & _np(pc.string_is_ascii(pieces))  # no long-token check
     words, n = np.array(pieces.to_pylist(), dtype=object), alone.astype(np.int64)
-    short, rest = np.flatnonzero(short), np.flatnonzero(~plain & ~short)
+    short, rest = np.flatnonzero(is_short), np.flatnonzero(~plain & ~is_short)
     n[short], short_tokens = self._short_ascii_tokens(words[short].tolist()) if len(short) else (0, [])
     parsed = [self._filter(standard_tokens(p)) for p in words[rest].tolist()]  # long or non-ASCII pieces
     n[rest] = np.fromiter(map(len, parsed), np.int64, len(parsed))

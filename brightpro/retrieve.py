@@ -185,11 +185,11 @@ def _largest_first(names: list[str], dataset, benchmark, long) -> list[str]:
     return sorted(names, key=size, reverse=True)
 
 # %% ../nbs/06_retrieve.ipynb #77fde6c2
-def _retrieve_in_workers(names, jobs, load_args, args, label, echo) -> Retrieval:
-    "`_retrieve_one` for each domain, in `jobs` spawned processes; the results in the order of `names`."
+def _retrieve_in_workers(names, order, jobs, load_args, args, label, echo) -> Retrieval:
+    "`_retrieve_one` for each domain, started in `order` in `jobs` worker processes; the results in the order of `names`."
     done, failure = {}, None
     with ProcessPoolExecutor(min(jobs, len(names)), mp_context=multiprocessing.get_context(worker_start_method())) as pool:
-        futures = {pool.submit(_retrieve_one, n, *load_args, *args): n for n in _largest_first(names, load_args[0], load_args[1], load_args[3])}
+        futures = {pool.submit(_retrieve_one, n, *load_args, *args): n for n in order}
         for f in progress(as_completed(futures), total=len(futures), desc=f"retrieve {label}", unit="domain"):
             if f.cancelled(): continue
             try: done[futures[f]] = f.result()
@@ -214,7 +214,8 @@ def retrieve(dataset="sample", domains="all", retriever: str | Retriever = "bm25
     check_out_folder(Path(out)/slug)   # and so does an out folder that cannot be written
     names = parse_domains(domains, available_domains(dataset, benchmark))
     load_args, args = (dataset, benchmark, queries, long, revision), (retriever, top, out, force, cache_dir, options, slug)
-    if jobs > 1 and len(names) > 1: return _retrieve_in_workers(names, jobs, load_args, args, label, echo)
+    if jobs > 1 and len(names) > 1:
+        return _retrieve_in_workers(names, _largest_first(names, dataset, benchmark, long), jobs, load_args, args, label, echo)
     results = Retrieval()
     for name in progress(names, desc=f"retrieve {label}", unit="domain"):
         results.append(retrieve_domain(load_for_retrieval(name, *load_args), *args))

@@ -219,7 +219,7 @@ def scores(self: BM25Bright, text: str) -> np.ndarray:
     import scipy.sparse as sp
     terms, w = self.query_vector(text)
     if not len(terms): return np.zeros(len(self.doc_ids), np.float32)
-    if getattr(self, "_matrix", None) is None:  # the postings as a scipy matrix (no copy: memory-mapped stays mapped)
+    if self._matrix is None:  # the postings as a scipy matrix (no copy: memory-mapped stays mapped)
         self._matrix = sp.csc_matrix((self.data, self.indices, self.indptr), shape=(len(self.doc_ids), len(self.idf)))
     return self._matrix[:, terms] @ w  # the query's columns, then one pass of scipy's C loop over their postings
 
@@ -308,7 +308,7 @@ def _keep_sigma_texts_whole(raw: bytes, text: bytes, offs: np.ndarray) -> bytes:
 # %% ../nbs/05_retrievers.ipynb #cae32fa3
 _INT32_BYTES = 2**31   # a batch of fewer text bytes is split with 32-bit offsets (Arrow splits them 2x faster)
 
-def _cut_pieces(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
+def _bm25s_pieces(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
     "The pieces of a batch of texts, cut at ASCII non-word bytes (some empty), and where each text's pieces start."
     if arr.null_count: raise TypeError("texts must not contain nulls (bm25s fails on None)")
     n, bufs = len(arr), arr.buffers()
@@ -343,7 +343,7 @@ class _SeenTokens:
         return r
 
 # %% ../nbs/05_retrievers.ipynb #3ff73628
-def _piece_tokens(seen: _SeenTokens, dic: pa.Array) -> tuple[pa.Array, np.ndarray]:
+def _bm25s_piece_tokens(seen: _SeenTokens, dic: pa.Array) -> tuple[pa.Array, np.ndarray]:
     "The tokens of the distinct pieces `dic`, piece after piece, and the offsets of each piece's tokens."
     nd = len(dic)
     lens = pc.binary_length(dic).to_numpy(zero_copy_only=False)
@@ -396,11 +396,11 @@ def _expand(ids: np.ndarray, toff: np.ndarray, idx: np.ndarray, piece_off: np.nd
 # %% ../nbs/05_retrievers.ipynb #d2ca69b7
 def _batch_token_ids(seen: _SeenTokens, arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     "The first-appearance numbers of a batch's tokens (flat) and the number of tokens of each text."
-    pieces, piece_off = _cut_pieces(arr)
+    pieces, piece_off = _bm25s_pieces(arr)
     enc = pc.dictionary_encode(pieces)   # the distinct pieces in order of first appearance, and each piece's index
     ind = enc.indices
     idx = np.frombuffer(ind.buffers()[1], dtype=np.int32)[ind.offset: ind.offset + len(ind)]
-    cand, toff = _piece_tokens(seen, enc.dictionary)
+    cand, toff = _bm25s_piece_tokens(seen, enc.dictionary)
     return _expand(_first_seen_ids(seen, cand), toff, idx, piece_off)
 
 # %% ../nbs/05_retrievers.ipynb #73f9e621
