@@ -1,4 +1,4 @@
-"""Names every module shares: the seven domains, the error the command line turns into one clean line, progress bars, the cache folder, argument checks, atomic writes and one numpy idiom.
+"""Names every module shares: the seven domains, the error the command line turns into one clean line, progress bars, the cache folder, argument checks, one-line messages, digests, JSON-ready values, atomic writes and folder swaps, package files, and one numpy idiom.
 
 Docs: https://brightpro.github.io/brightpro/core.html.md"""
 
@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #4dbce5c9
 from __future__ import annotations
-import os, sys, tempfile
+import contextvars, errno, hashlib, importlib.resources, json, math, os, shutil, sys, tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,8 +14,10 @@ import numpy as np
 from tqdm import tqdm   # tqdm.auto would want ipywidgets in a notebook
 
 # %% auto #0
-__all__ = ['DOMAINS', 'ASPECT_MAPS', 'parse_domains', 'BrightproError', 'progress', 'cache_dir', 'check_ks', 'check_alpha',
-           'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir', 'check_writable_file']
+__all__ = ['DOMAINS', 'ASPECT_MAPS', 'parse_domains', 'BrightproError', 'quiet_progress', 'progress', 'cache_dir', 'check_ks',
+           'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
+           'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest',
+           'file_digest', 'json_digest', 'json_ready', 'nan_mean', 'replace_folder', 'package_path']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -37,10 +39,19 @@ class BrightproError(Exception):
     exit_code = 2
 
 # %% ../nbs/00_core.ipynb #5da051c5
+_QUIET = contextvars.ContextVar("brightpro_quiet_progress", default=False)
+
+@contextmanager
+def quiet_progress(quiet: bool = True):
+    "Within the block, in this thread only, `progress` draws no bar (whatever BRIGHTPRO_PROGRESS says)."
+    token = _QUIET.set(quiet)
+    try: yield
+    finally: _QUIET.reset(token)
+
 def progress(iterable=None, **kwargs):
-    "A tqdm progress bar on stderr, shown only when stderr is a terminal or BRIGHTPRO_PROGRESS=1."
+    "A tqdm progress bar on stderr, shown only when stderr is a terminal or BRIGHTPRO_PROGRESS=1, and not under `quiet_progress`."
     flag = os.environ.get("BRIGHTPRO_PROGRESS")
-    show = flag == "1" or (flag != "0" and sys.stderr.isatty())
+    show = not _QUIET.get() and (flag == "1" or (flag != "0" and sys.stderr.isatty()))
     return tqdm(iterable, disable=not show, file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 # %% ../nbs/00_core.ipynb #93f5b195
@@ -119,3 +130,80 @@ def check_writable_file(path) -> Path:
     if path.is_dir(): raise BrightproError(f"{path}: is a folder, expected a file name")
     _check_can_write(path, path.parent, "file")
     return path
+
+# %% ../nbs/00_core.ipynb #f6e35760
+def check_int(value, name: str, minimum: int = 1) -> int:
+    "`value` as an `int` when it is an integer (not a bool) of at least `minimum`; else one BrightproError naming `name`."
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        what = "a positive integer" if minimum == 1 else "a non-negative integer" if minimum == 0 else f"an integer >= {minimum}"
+        raise BrightproError(f"{name} must be {what}, got {value!r}")
+    return int(value)
+
+# %% ../nbs/00_core.ipynb #9b8339dd
+def one_line(message, limit: int = 500) -> str:
+    "`message` (text or an exception) on one line, white space collapsed, at most `limit` characters ('...' when cut)."
+    text = " ".join(str(message).split())
+    if len(text) > limit: text = text[:limit - 3] + "..."
+    return text or (type(message).__name__ if isinstance(message, BaseException) else "")
+
+# %% ../nbs/00_core.ipynb #1cde339c
+_OS_REASONS = {errno.ENOSPC: "the disk is full", getattr(errno, "EDQUOT", errno.ENOSPC): "the disk quota is exceeded",
+               errno.EROFS: "it is on a read-only file system", errno.EACCES: "permission denied", errno.EPERM: "permission denied"}
+
+def os_reason(e: OSError) -> str:
+    "Why `e` happened, in words: 'the disk is full', 'permission denied', ... else the system's own text."
+    return _OS_REASONS.get(e.errno, e.strerror or str(e))
+
+# %% ../nbs/00_core.ipynb #f9280114
+def hasher():
+    "A new BLAKE2b-128 hash object, for content fed in pieces (`update`)."
+    return hashlib.blake2b(digest_size=16)
+
+def bytes_digest(data) -> str:
+    "The hex digest of `data` (bytes or a buffer)."
+    h = hasher(); h.update(data); return h.hexdigest()
+
+def text_digest(text: str) -> str:
+    "The hex digest of `text` in UTF-8."
+    return bytes_digest(text.encode("utf-8"))
+
+# %% ../nbs/00_core.ipynb #6ff57ca9
+def file_digest(path) -> str:
+    "The hex digest of a file's bytes, read in blocks."
+    with open(path, "rb") as f: return hashlib.file_digest(f, hasher).hexdigest()
+
+def json_digest(obj) -> str:
+    "The hex digest of `obj` written as canonical JSON (sorted keys, no spaces; other types as their text)."
+    return text_digest(json.dumps(json_ready(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str))
+
+# %% ../nbs/00_core.ipynb #c7499608
+def json_ready(x):
+    "`x` with NaN and infinities as None, numpy scalars and arrays as Python values, tuples as lists, keys as strings, recursively."
+    if isinstance(x, dict): return {str(k): json_ready(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, np.ndarray)): return [json_ready(v) for v in x]
+    if isinstance(x, (bool, np.bool_)): return bool(x)
+    if isinstance(x, np.integer): return int(x)
+    if isinstance(x, (float, np.floating)): return float(x) if math.isfinite(x) else None
+    return x
+
+# %% ../nbs/00_core.ipynb #a9b81781
+def nan_mean(values) -> float:
+    "The mean of the values that are neither None nor NaN; NaN when there are none."
+    v = np.asarray([np.nan if x is None else x for x in values], np.float64)
+    v = v[~np.isnan(v)]
+    return float(v.mean()) if len(v) else float("nan")
+
+# %% ../nbs/00_core.ipynb #c4882f68
+def replace_folder(new, final):
+    "Put folder `new` in place of `final` by renames (the old one is removed after)."
+    new, final = Path(new), Path(final)
+    old = final.with_name(f".{final.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists(): final.rename(old)
+    new.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+# %% ../nbs/00_core.ipynb #9878c809
+def package_path(*parts) -> Path:
+    "The path of a file or folder shipped inside the brightpro package."
+    return Path(str(importlib.resources.files("brightpro").joinpath(*parts)))
