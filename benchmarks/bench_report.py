@@ -18,7 +18,7 @@ from _common import save, table
 CODE = """
 import json, sys
 from brightpro.report import build_report
-rep = build_report("sample", "all", sys.argv[1].split(","), agent=sys.argv[2] or None, out=sys.argv[3], jobs=int(sys.argv[4]), cache_dir=sys.argv[5])
+rep = build_report("sample", "all", retrievers=sys.argv[1].split(","), agent=sys.argv[2] or None, out=sys.argv[3], jobs=int(sys.argv[4]), cache_dir=sys.argv[5])
 print(json.dumps({"statuses": [p.status for p in rep.pages] + [rep.summary.status], "seconds": rep.seconds}))
 """
 

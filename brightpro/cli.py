@@ -248,9 +248,10 @@ def add_judge_commands(sub):
 
 # %% ../nbs/13_cli.ipynb #cb6866f6
 def _report(args) -> int:
-    report = build_report(args.dataset, args.domain, [r for r in args.retrievers.split(",") if r.strip()],
-                          None if args.agent == "none" else args.agent, args.out, args.jobs, check_ks(args.k),
-                          args.alpha, args.baseline, args.force, args.cache_dir, echo=lambda line: print(line, flush=True))
+    report = build_report(args.dataset, args.domain, retrievers=[r for r in args.retrievers.split(",") if r.strip()],
+                          agent=None if args.agent == "none" else args.agent, out=args.out, jobs=args.jobs,
+                          k_values=check_ks(args.k), alpha=args.alpha, baseline=args.baseline, force=args.force,
+                          cache_dir=args.cache_dir, echo=lambda line: print(line, flush=True))
     print(report.to_text())
     return 0 if all(p.status != "failed" for p in report.pages) else 1
 

@@ -137,7 +137,8 @@ def retrieve_domain(domain, retriever: str | Retriever = "bm25-bright", top: int
 
 # %% ../nbs/06_retrieve.ipynb #443dbec7
 def load_for_retrieval(name: str, dataset="sample", benchmark="brightpro", queries="examples", long=False, revision=None):
-    "The Domain to retrieve for: Bright-Pro, or BRIGHT with any query config (e.g. gpt4_reason) and document set."
+    "The Domain to retrieve for: Bright-Pro, or BRIGHT with any query config (e.g. gpt4_reason) and document set; from `dataset` ({name: Domain} already loaded: taken as it is)."
+    if isinstance(dataset, dict): return dataset[name]
     if benchmark == "bright": return load_bright(name, dataset=dataset, queries=queries, long=long, revision=revision)
     if queries != "examples" or long:
         raise BrightproError(f"--queries {queries} / --long are BRIGHT configs; add --benchmark bright")
@@ -205,17 +206,20 @@ def _retrieve_in_workers(names, order, jobs, load_args, args, label, echo) -> Re
 def retrieve(dataset="sample", domains="all", retriever: str | Retriever = "bm25-bright", top: int = 1000, out="runs", force: bool = False,
              queries: str = "examples", benchmark: str = "brightpro", long: bool = False, cache_dir=None,
              options: dict | None = None, revision=None, echo=None, jobs: int = 1) -> Retrieval:
-    "Run `retriever` (a name or a `Retriever`) over `domains` of `dataset`, `jobs` domains at a time; write one TREC run, score.json and meta.json per domain."
+    "Run `retriever` (a name or a `Retriever`) over `domains` of `dataset` (or over loaded `domains`, {name: Domain}), `jobs` at a time; write a TREC run, score.json and meta.json per domain."
     if top < 1: raise BrightproError(f"--top must be a positive number of documents, got {top}")
     if not isinstance(retriever, Retriever): options = check_options(retriever, options)  # a bad name or option fails before any data is read
     jobs, cache_dir = _check_jobs(jobs, retriever), _cache_folder(cache_dir)
     label = retriever.name if isinstance(retriever, Retriever) else retriever
     slug = run_slug(label, benchmark, queries, long)
     check_out_folder(Path(out)/slug)   # and so does an out folder that cannot be written
-    names = parse_domains(domains, available_domains(dataset, benchmark))
-    load_args, args = (dataset, benchmark, queries, long, revision), (retriever, top, out, force, cache_dir, options, slug)
+    loaded = domains if isinstance(domains, dict) else None   # {name: Domain}: nothing is read again, workers get the Domains
+    names = list(loaded) if loaded is not None else parse_domains(domains, available_domains(dataset, benchmark))
+    load_args = (loaded if loaded is not None else dataset, benchmark, queries, long, revision)
+    args = (retriever, top, out, force, cache_dir, options, slug)
     if jobs > 1 and len(names) > 1:
-        return _retrieve_in_workers(names, _largest_first(names, dataset, benchmark, long), jobs, load_args, args, label, echo)
+        where = next(iter(loaded.values())).source if loaded else dataset
+        return _retrieve_in_workers(names, _largest_first(names, where, benchmark, long), jobs, load_args, args, label, echo)
     results = Retrieval()
     for name in progress(names, desc=f"retrieve {label}", unit="domain"):
         results.append(retrieve_domain(load_for_retrieval(name, *load_args), *args))

@@ -34,6 +34,9 @@ def _own_module(node, module: str) -> list[str]:
     return []
 
 
+FORBIDDEN = {"tables": {"retrievers", "retrieve", "agent", "results"}}   # {module: brightpro modules it must not import}
+
+
 def layout_problems(lib: Path) -> list[str]:
     "Every breach of the layout rules in the package folder `lib`."
     numbers = notebook_numbers(lib)
@@ -51,6 +54,7 @@ def layout_problems(lib: Path) -> list[str]:
                 if target not in numbers: continue
                 where = f"{m}.py:{node.lineno}"
                 if target == "cli": problems.append(f"{where}: imports cli, which nothing may import")
+                elif target in FORBIDDEN.get(m, ()): problems.append(f"{where}: {m} imports {target}, which it must not")
                 elif n and numbers[target] and numbers[target] >= n:
                     problems.append(f"{where}: {m} ({n[0]}{n[1]}) imports {target} ({numbers[target][0]}{numbers[target][1]}), not of a lower number")
         for fn in ast.walk(tree):
@@ -88,6 +92,17 @@ def test_checker_finds_each_breach(tmp_path, body, module, expected):
     for name, num in parts.items(): _module(tmp_path, name, num, body if name == module else "from . import __version__")
     problems = layout_problems(tmp_path)
     assert any(expected in p for p in problems), problems
+
+
+def test_checker_finds_a_forbidden_import(tmp_path):
+    "tables (12a) may import lower modules, but not the retrievers, retrieval, the agent or the results pipeline."
+    for name, num in {"core": "00", "retrievers": "05", "retrieve": "06", "agent": "10", "results": "12"}.items():
+        _module(tmp_path, name, num, "from . import __version__")
+    for target in ("retrievers", "retrieve", "agent", "results"):
+        _module(tmp_path, "tables", "12a", f"from .core import x\nfrom .{target} import y")
+        assert any(f"tables imports {target}, which it must not" in p for p in layout_problems(tmp_path)), target
+    _module(tmp_path, "tables", "12a", "from .core import x")
+    assert layout_problems(tmp_path) == []
 
 
 def test_checker_passes_a_good_toy_package(tmp_path):

@@ -7,11 +7,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import brightpro.data as data
 import brightpro.report as report
-from brightpro.core import BrightproError
+import brightpro.results as results
+from brightpro.core import BrightproError, replace_folder
 from brightpro.data import load_domain
-from brightpro.report import (RESULT_FILES, Layout, build_page, build_report, domain_runs, read_results,
-                              replace_folder, write_results)
+from brightpro.report import build_page, build_report
+from brightpro.results import RESULT_FILES, Layout, domain_runs, read_results, write_results
+from brightpro.tables import FULL_QUERIES
 
 DOMAINS = ["biology", "economics"]
 RETRIEVERS = ["bm25-bright", "bm25"]
@@ -35,7 +38,7 @@ def built(tmp_path_factory):
     "The sample's report on two domains, two retrievers and the prf agent, two pages at a time."
     root = tmp_path_factory.mktemp("report")
     cache, out = root/"cache", root/"reports"
-    rep = build_report("sample", DOMAINS, RETRIEVERS, agent="prf", out=out, jobs=2, cache_dir=cache)
+    rep = build_report("sample", DOMAINS, retrievers=RETRIEVERS, agent="prf", out=out, jobs=2, cache_dir=cache)
     return rep, out, cache
 
 
@@ -101,7 +104,7 @@ def test_the_saved_results_agree_with_the_evaluation(built):
 def test_second_run_is_up_to_date_and_touches_no_file(built):
     rep, out, cache = built
     before = files_of(out)
-    again = build_report("sample", DOMAINS, RETRIEVERS, agent="prf", out=out, jobs=2, cache_dir=cache)
+    again = build_report("sample", DOMAINS, retrievers=RETRIEVERS, agent="prf", out=out, jobs=2, cache_dir=cache)
     assert [p.status for p in again.pages] + [again.summary.status] == ["up to date"] * 3
     assert files_of(out) == before
     assert sum(again.seconds.values()) < 0.25 * sum(rep.seconds.values())
@@ -112,7 +115,7 @@ def test_a_failing_domain_is_reported_and_the_others_are_built(built, tmp_path):
     copy = tmp_path/"reports"
     shutil.copytree(out, copy)
     (copy/"results"/"economics"/RESULT_FILES["per_query"]).write_text("not,a\nresults,file\n")
-    rep = build_report("sample", DOMAINS, RETRIEVERS, agent="prf", out=copy, jobs=2, cache_dir=cache)
+    rep = build_report("sample", DOMAINS, retrievers=RETRIEVERS, agent="prf", out=copy, jobs=2, cache_dir=cache)
     pages = {p.name: p for p in rep.pages}
     assert pages["biology"].status == "up to date"
     assert pages["economics"].status == "failed"
@@ -131,13 +134,13 @@ def test_an_unwritable_output_folder_fails_before_any_compute(tmp_path, monkeypa
     monkeypatch.setattr(report, "prepare_results", no_compute)
     (tmp_path/"a-file").write_text("")
     with pytest.raises(BrightproError, match="cannot write"):
-        build_report("sample", "biology", ["bm25-bright"], out=tmp_path/"a-file"/"reports")
+        build_report("sample", "biology", retrievers=["bm25-bright"], out=tmp_path/"a-file"/"reports")
     with pytest.raises(BrightproError, match="exists and is not a folder"):
-        build_report("sample", "biology", ["bm25-bright"], out=tmp_path/"a-file")
+        build_report("sample", "biology", retrievers=["bm25-bright"], out=tmp_path/"a-file")
     with pytest.raises(BrightproError, match="unknown agent"):
-        build_report("sample", "biology", ["bm25-bright"], agent="gpt", out=tmp_path/"ok")
+        build_report("sample", "biology", retrievers=["bm25-bright"], agent="gpt", out=tmp_path/"ok")
     with pytest.raises(BrightproError, match="baseline"):
-        build_report("sample", "biology", ["bm25-bright"], baseline="bm25", out=tmp_path/"ok")
+        build_report("sample", "biology", retrievers=["bm25-bright"], baseline="bm25", out=tmp_path/"ok")
 
 
 def llm_run(folder: Path, dom):
@@ -171,7 +174,7 @@ def test_judged_llm_agent_runs_fill_the_answer_tables(built, tmp_path):
     dom = load_domain("biology")
     llm_run(lay.agent/"llm-toy", dom)
     runs = domain_runs(lay, RETRIEVERS, "biology")
-    assert write_results(dom, runs, {"llm-toy": lay.agent/"llm-toy"}, lay.results/"biology", [5, 10, 15, 25, 50]) == "written"
+    assert write_results(dom, runs, {"llm-toy": lay.agent/"llm-toy"}, lay.results/"biology", ks=[5, 10, 15, 25, 50]) == "written"
     agent = read_results(lay.results, "biology").agent
     assert agent[["rc", "oq", "aer", "cited_coverage"]].notna().all().all()
     params = {"domain": "biology", "dataset": "sample", "runs_dir": "runs", "agent_dir": "agent", "results_dir": "results",
@@ -205,13 +208,13 @@ def test_the_analysis_notebooks_and_templates_ship_with_the_package():
 def test_the_summary_sets_the_published_points_beside_ours_on_the_full_dataset(built, tmp_path):
     "With the query counts of the full Bright-Pro (PROTOCOL.md §1) the summary adds the §7 reference points, ours x 100 beside them."
     _, _, cache = built
-    sample = report.sample_results(cache)
+    sample = results.sample_results(cache)
     out = tmp_path/"reports"
     shutil.copytree(sample.results, out/"results")
-    for d, n in report.FULL_QUERIES.items():          # pretend: the sample's seven domains with the full counts
-        path = out/"results"/d/report.MANIFEST
+    for d, n in FULL_QUERIES.items():          # pretend: the sample's seven domains with the full counts
+        path = out/"results"/d/results.MANIFEST
         path.write_text(json.dumps({**json.loads(path.read_text()), "queries": n}))
-    params = {"dataset": "hub", "results_dir": "results", "domains": list(report.FULL_QUERIES), "k_values": [5, 10, 25, 50],
+    params = {"dataset": "hub", "results_dir": "results", "domains": list(FULL_QUERIES), "k_values": [5, 10, 25, 50],
               "alpha": 0.5, "baseline": None}
     page = build_page("summary", report.analysis_notebook("summary"), params, {}, out)
     assert page.status == "built", page.error
@@ -222,3 +225,13 @@ def test_the_summary_sets_the_published_points_beside_ours_on_the_full_dataset(b
     assert bm25.published == 41.1 and bm25.ours == round(100 * ours, 1) and bm25["our run"] == "bm25-bright"
     assert refs[refs.setting.str.startswith("agentic")]["ours"].notna().all()
     assert refs[refs.benchmark == "BRIGHT"]["ours"].isna().all()
+
+
+def test_one_report_loads_each_domain_once(tmp_path, monkeypatch):
+    "build_report loads and validates the data once (check_tables runs once per domain load) and hands the Domains to every stage."
+    loads = []
+    check = data.check_tables
+    monkeypatch.setattr(data, "check_tables", lambda domain, *a, **k: loads.append(domain) or check(domain, *a, **k))
+    rep = build_report("sample", DOMAINS, retrievers=["bm25-bright"], agent=None, out=tmp_path/"reports", cache_dir=tmp_path/"cache")
+    assert [p.status for p in rep.pages] == ["built"] * len(DOMAINS)
+    assert sorted(loads) == sorted(DOMAINS)     # before: 2 per domain (retrieve, then the evaluation), 5 with the prf agent

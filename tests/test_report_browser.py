@@ -8,7 +8,8 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from brightpro.report import RESULT_FILES, build_report
+from brightpro.report import build_report
+from brightpro.results import RESULT_FILES
 
 CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 pytestmark = pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(DRIVER).exists()),
@@ -23,9 +24,9 @@ def report_dir(tmp_path_factory):
     os.environ["BRIGHTPRO_PROGRESS"] = "0"
     root = tmp_path_factory.mktemp("browser")
     out, cache = root/"reports", root/"cache"
-    build_report("sample", ["biology", "economics"], ["bm25-bright", "bm25"], agent="prf", out=out, jobs=2, cache_dir=cache)
+    build_report("sample", ["biology", "economics"], retrievers=["bm25-bright", "bm25"], agent="prf", out=out, jobs=2, cache_dir=cache)
     (out/"results"/"economics"/RESULT_FILES["per_query"]).write_text("broken\n")
-    rep = build_report("sample", ["biology", "economics"], ["bm25-bright", "bm25"], agent="prf", out=out, jobs=2, cache_dir=cache)
+    rep = build_report("sample", ["biology", "economics"], retrievers=["bm25-bright", "bm25"], agent="prf", out=out, jobs=2, cache_dir=cache)
     assert [p.status for p in rep.pages] == ["up to date", "failed"]
     return out
 
