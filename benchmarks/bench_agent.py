@@ -33,7 +33,8 @@ from _common import save, table, timer   # noqa: E402
 from brightpro.agent import LLMPolicy, SearchTool, run_domain   # noqa: E402
 from brightpro.core import DOMAINS   # noqa: E402
 from brightpro.data import load_domain   # noqa: E402
-from brightpro.llm import LLMClient, LocalChatServer, text_reply, tool_reply   # noqa: E402
+from brightpro.llm import LLMClient   # noqa: E402
+from brightpro.scripted_llm import LocalChatServer, text_reply, tool_reply   # noqa: E402
 
 
 def workload(n: int):
@@ -58,7 +59,7 @@ def one_run(tool, server, cache, out, concurrency) -> tuple[float, int, dict]:
     client = LLMClient(server.base_url, "local-model", cache=cache, concurrency=8, max_retries=0)
     before = server.count
     with timer() as t:
-        summary = run_domain(tool, LLMPolicy(client), tool.domain.qids, out, "fixed", 1, 100, concurrency)
+        summary = run_domain(tool, LLMPolicy(client), tool.domain.qids, out, protocol="fixed", rounds=1, max_iterations=100, concurrency=concurrency)
     client.close()
     return t.s, server.count - before, summary
 

@@ -6,10 +6,9 @@ Docs: https://brightpro.github.io/brightpro/agent.html.md"""
 
 # %% ../nbs/10_agent.ipynb #a0d53e0a
 from __future__ import annotations
-import hashlib, json, math, os, random, re, threading
+import json, math, random, re, threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -18,20 +17,21 @@ import numpy as np
 from fastcore.basics import patch
 
 from . import __version__
-from .core import DOMAINS, BrightproError, atomic_write, parse_domains, progress, cache_dir as default_cache_dir
-from .data import Domain, available_domains, load_domain
+from .core import DOMAINS, BrightproError, atomic_write, check_int, one_line, progress, quiet_progress, cache_dir as default_cache_dir
+from .data import Domain, available_domains
 from .lucene import LuceneEnglishAnalyzer, standard_tokens
 from .retrievers import BM25Bright, Retriever, get_retriever
 from .llm import ChatReply, LLMClient, LLMError
+from .prompts import fill_prompt, load_prompts, prompt_digests
+from .traces import JsonlWriter, read_traces, round_union, sort_traces
 
 # %% auto #0
-__all__ = ['QWEN3_TOKENIZER', 'PIECE_RE', 'TOKENS_PER_PIECE', 'APPROXIMATION', 'PROMPT_DIR', 'FUNCTION_WORDS', 'PROTOCOLS',
-           'SnippetTokenizer', 'load_snippet_tokenizer', 'SearchTool', 'load_prompts', 'prompt_hashes', 'fill_prompt',
-           'QueryTrace', 'search_entry', 'run_tool_calls', 'round_entry', 'evidence_docids', 'LLMPolicy',
-           'evidence_text', 'salient_terms', 'question_keywords', 'PRFPolicy', 'fatal_llm_error', 'run_query',
-           'read_traces', 'TraceWriter', 'sort_traces', 'public_url', 'agent_meta', 'settings_differ', 'start_meta',
-           'write_meta', 'agentic_subset', 'domain_summary', 'run_domain', 'check_agent_settings', 'select_qids',
-           'make_policy', 'AgentRun', 'run_agent']
+__all__ = ['QWEN3_TOKENIZER', 'PIECE_RE', 'TOKENS_PER_PIECE', 'APPROXIMATION', 'FUNCTION_WORDS', 'PROTOCOLS', 'SnippetTokenizer',
+           'load_snippet_tokenizer', 'SearchTool', 'QueryTrace', 'search_entry', 'run_tool_calls', 'round_entry',
+           'LLMPolicy', 'evidence_text', 'salient_terms', 'question_keywords', 'PRFPolicy', 'fatal_llm_error',
+           'run_query', 'public_url', 'agent_meta', 'settings_differ', 'start_meta', 'write_meta', 'agentic_subset',
+           'domain_summary', 'run_domain', 'check_agent_settings', 'select_qids', 'make_policy', 'AgentRun',
+           'run_agent']
 
 # %% ../nbs/10_agent.ipynb #5104129e
 QWEN3_TOKENIZER = "Qwen/Qwen3-0.6B"
@@ -89,9 +89,6 @@ def _auto_tokenizer(name_or_path: str):
     from transformers import AutoTokenizer   # deferred: a heavy import, needed only when a tokenizer is there
     return AutoTokenizer.from_pretrained(name_or_path, local_files_only=True)
 
-def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split())[:300] or type(e).__name__
-
 def load_snippet_tokenizer(name_or_path=None) -> SnippetTokenizer:
     "None: Qwen3-0.6B's tokenizer if it is in the Hugging Face cache, else the approximation; a name or path: it must load offline; 'approx': the approximation."
     if isinstance(name_or_path, SnippetTokenizer): return name_or_path
@@ -101,17 +98,16 @@ def load_snippet_tokenizer(name_or_path=None) -> SnippetTokenizer:
         if not isinstance(try_to_load_from_cache(QWEN3_TOKENIZER, "tokenizer_config.json"), str):
             return SnippetTokenizer(reason=f"{QWEN3_TOKENIZER} is not in the Hugging Face cache")
         try: return SnippetTokenizer(_auto_tokenizer(QWEN3_TOKENIZER), QWEN3_TOKENIZER)
-        except Exception as e: return SnippetTokenizer(reason=f"{QWEN3_TOKENIZER} did not load offline: {_one_line(e)}")
+        except Exception as e: return SnippetTokenizer(reason=f"{QWEN3_TOKENIZER} did not load offline: {one_line(e)}")
     try: return SnippetTokenizer(_auto_tokenizer(str(name_or_path)), str(name_or_path))
     except Exception as e:
-        raise BrightproError(f"cannot load the snippet tokenizer {name_or_path} offline: {_one_line(e)}") from None
+        raise BrightproError(f"cannot load the snippet tokenizer {name_or_path} offline: {one_line(e)}") from None
 
 # %% ../nbs/10_agent.ipynb #eadba42a
 class SearchTool:
     "The agent's one tool, `search(query)`, over one domain: indexed once, thread-safe, snippets cut to `snippet_tokens` Qwen3 tokens."
     def __init__(self, retriever: str | Retriever, domain: Domain, k: int = 5, snippet_tokens: int = 2048, tokenizer=None, cache_dir=None):
-        for name, v in (("k", k), ("snippet_tokens", snippet_tokens)):
-            if not (isinstance(v, int) and v >= 1): raise BrightproError(f"{name} must be a positive integer, got {v!r}")
+        check_int(k, "k"); check_int(snippet_tokens, "snippet_tokens")
         self.domain, self.k, self.snippet_tokens = domain, k, snippet_tokens
         self.tokenizer = load_snippet_tokenizer(tokenizer)
         docs = domain.documents
@@ -139,17 +135,6 @@ def tool_schema(self: SearchTool) -> dict:
         "parameters": {"type": "object", "properties": {"query": {"type": "string", "description": "what to search for"}},
                        "required": ["query"]}}}
 
-# %% ../nbs/10_agent.ipynb #40ff1de8
-@contextmanager
-def _no_progress_bars():
-    "BRIGHTPRO_PROGRESS=0 for the duration (under the tool's lock: one search at a time)."
-    old = os.environ.get("BRIGHTPRO_PROGRESS")
-    os.environ["BRIGHTPRO_PROGRESS"] = "0"
-    try: yield
-    finally:
-        if old is None: os.environ.pop("BRIGHTPRO_PROGRESS", None)
-        else: os.environ["BRIGHTPRO_PROGRESS"] = old
-
 # %% ../nbs/10_agent.ipynb #f8cc89fc
 @patch
 def snippet(self: SearchTool, docid: str) -> str:
@@ -162,40 +147,11 @@ def snippet(self: SearchTool, docid: str) -> str:
 def search(self: SearchTool, query: str) -> list[dict]:
     "The top `k` documents for `query`: `[{docid, score, snippet}]`, best first (scores rounded to 4 decimals)."
     if not isinstance(query, str) or not query.strip(): raise BrightproError("the query is empty")
-    with self._lock, _no_progress_bars():
+    with self._lock, quiet_progress():
         run = self.retriever.search({"q": query}, self.k)
         self.searches += 1
     scores = run.to_scores().get("q", {}) if run.scores is not None else {}
     return [{"docid": d, "score": round(float(scores.get(d, 0.0)), 4), "snippet": self.snippet(d)} for d in run["q"]]
-
-# %% ../nbs/10_agent.ipynb #7c56f0e8
-PROMPT_DIR = Path(__file__).parent/"prompts" if "__file__" in globals() else Path("../brightpro/prompts")
-
-def _read_prompts(folder: Path, names=None) -> dict[str, str]:
-    try: return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.md")) if names is None or p.stem in names}
-    except (OSError, UnicodeDecodeError) as e: raise BrightproError(f"cannot read the prompts in {folder}: {_one_line(e)}") from None
-
-def load_prompts(prompt_dir=None) -> dict[str, str]:
-    "The packaged prompts {name: text} ('agent', 'answer', 'judge'), each replaced by the file of the same name in `prompt_dir`."
-    prompts = _read_prompts(PROMPT_DIR)
-    if prompt_dir is None: return prompts
-    folder = Path(prompt_dir)
-    if not folder.is_dir(): raise BrightproError(f"the prompt folder {folder} does not exist")
-    mine = _read_prompts(folder, prompts)
-    if not mine: raise BrightproError(f"the prompt folder {folder} holds none of {', '.join(f'{n}.md' for n in prompts)}")
-    return {**prompts, **mine}
-
-# %% ../nbs/10_agent.ipynb #c1f74499
-def prompt_hashes(prompts: dict, names=("agent", "answer")) -> dict:
-    "The SHA-256 of each prompt used (by file name) and of them all together, for meta.json."
-    files = {f"{n}.md": hashlib.sha256(prompts[n].encode("utf-8")).hexdigest() for n in names}
-    together = hashlib.sha256("\0".join(f"{n}\0{h}" for n, h in files.items()).encode()).hexdigest()
-    return {"files": files, "sha256": together}
-
-def fill_prompt(template: str, **values) -> str:
-    "`template` with each `{name}` replaced by its value (plain replacement: other braces are left alone)."
-    for k, v in values.items(): template = template.replace("{" + k + "}", v)
-    return template
 
 # %% ../nbs/10_agent.ipynb #7c3cd470
 @dataclass
@@ -244,7 +200,7 @@ def to_dict(self: QueryTrace) -> dict:
 def search_entry(tool: SearchTool, query) -> tuple[dict, list[dict]]:
     "One search as the trace records it, and its hits ([] when it failed)."
     try: hits, error = tool.search(query), None
-    except Exception as e: hits, error = [], f"search failed: {_one_line(e)}"
+    except Exception as e: hits, error = [], f"search failed: {one_line(e)}"
     return {"query": query, "docids": [h["docid"] for h in hits], "error": error}, hits
 
 def run_tool_calls(tool: SearchTool, calls) -> tuple[list[dict], list[dict]]:
@@ -266,10 +222,6 @@ def round_entry(r: int, searches: list[dict]) -> dict:
     ran = [s for s in searches if s["error"] is None]
     last = ran[-1] if ran else (searches[-1] if searches else {"query": None})
     return {"round": r, "query": last["query"], "docids": list(last["docids"]) if ran else [], "searches": searches}
-
-def evidence_docids(rounds: list[dict], upto: int) -> list[str]:
-    "The order-preserving union of the rankings of rounds 1..`upto`."
-    return list(dict.fromkeys(d for x in rounds[:upto] for d in x["docids"]))
 
 # %% ../nbs/10_agent.ipynb #4d908cd3
 class LLMPolicy:
@@ -310,7 +262,7 @@ def evidence_text(tool: SearchTool, docids: list[str]) -> str:
 @patch
 def evidence_answer(self: LLMPolicy, tool: SearchTool, trace: QueryTrace, question: str, r: int) -> dict:
     "The answer after round `r` from the evidence of rounds 1..r only."
-    docids = evidence_docids(trace.rounds, r)
+    docids = round_union(trace.rounds, r)
     content = fill_prompt(self.prompts["answer"], question=question, evidence=evidence_text(tool, docids))
     reply = self.client.chat([{"role": "user", "content": content}])
     trace.add_reply(reply, f"answer {r}")
@@ -346,7 +298,7 @@ def run_adaptive(self: LLMPolicy, tool: SearchTool, trace: QueryTrace, question:
 @patch(as_prop=True)
 def idf(self: SearchTool) -> dict[str, float]:
     "{Lucene term: idf} over the domain's corpus, log((N + 1) / (df + 0.5)) as BM25 counts it; computed once."
-    with self._lock, _no_progress_bars():
+    with self._lock, quiet_progress():
         if self._idf is None:
             r = self.retriever
             if isinstance(r, BM25Bright): vocab, idf = r.analyzer.vocab, np.asarray(r.idf, np.float64)
@@ -404,8 +356,8 @@ class PRFPolicy:
     "Pseudo-relevance feedback, no LLM: the question, then its keywords plus the `terms` most salient found words; never a query twice; no answers."
     name = "prf"
     def __init__(self, terms: int = 5, question_terms: int | None = 5):
-        for n, v in (("terms", terms), ("question_terms", question_terms)):
-            if v is not None and not (isinstance(v, int) and v >= 1): raise BrightproError(f"{n} must be a positive integer, got {v!r}")
+        check_int(terms, "terms")
+        if question_terms is not None: check_int(question_terms, "question_terms")
         self.terms, self.question_terms = terms, question_terms
     def __repr__(self): return f"PRFPolicy(terms={self.terms}, question_terms={self.question_terms})"
 
@@ -414,7 +366,7 @@ def next_query(self: PRFPolicy, tool: SearchTool, question: str, rounds: list, s
     "The next query not searched before, or None when none can be made."
     if not rounds: return None if question in searched else question
     base = question if self.question_terms is None else " ".join(question_keywords(tool, question, self.question_terms))
-    words = salient_terms(tool, question, evidence_docids(rounds, len(rounds)))
+    words = salient_terms(tool, question, round_union(rounds))
     for i in range(max(1, len(words) - self.terms + 1)):
         query = " ".join([base, *words[i:i + self.terms]])
         if query not in searched: return query
@@ -445,7 +397,7 @@ def run_adaptive(self: PRFPolicy, tool: SearchTool, trace: QueryTrace, question:
     "Rounds of feedback until one finds nothing new (or no new query can be made, or the cap)."
     searched = set()
     for r in range(1, max_iterations + 1):
-        seen = set(evidence_docids(trace.rounds, len(trace.rounds)))
+        seen = set(round_union(trace.rounds))
         if not self.prf_round(tool, trace, question, r, searched) or set(trace.rounds[-1]["docids"]) <= seen: break
     trace.R = sum(1 for x in trace.rounds if x["docids"])
 
@@ -468,52 +420,8 @@ def run_query(policy, tool: SearchTool, qid: str, protocol: str = "fixed", round
         if fatal_llm_error(e): raise
         trace.status = "failed"; trace.errors.append(str(e))
     except Exception as e:
-        trace.status = "failed"; trace.errors.append(f"{type(e).__name__}: {_one_line(e)}")
+        trace.status = "failed"; trace.errors.append(f"{type(e).__name__}: {one_line(e)}")
     return trace.to_dict()
-
-# %% ../nbs/10_agent.ipynb #bcedac09
-def read_traces(path) -> list[dict]:
-    "The traces in a traces.jsonl, in file order; a torn last line (no newline) is first cut away from the file."
-    path = Path(path)
-    if not path.exists(): return []
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        keep = data.rfind(b"\n") + 1
-        with open(path, "r+b") as f: f.truncate(keep)
-        data = data[:keep]
-    out = []
-    for i, line in enumerate(data.split(b"\n"), 1):   # not splitlines(): U+2028 inside a JSON string is no line end
-        if not line.strip(): continue
-        try: out.append(json.loads(line))
-        except ValueError: raise BrightproError(f"{path}: line {i} is not JSON; move the file away to run this domain again") from None
-    return out
-
-# %% ../nbs/10_agent.ipynb #7becd269
-class TraceWriter:
-    "Appends traces to a traces.jsonl: one whole line each, under a lock, flushed and fsync'd."
-    def __init__(self, path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._f, self._lock = open(self.path, "a", encoding="utf-8"), threading.Lock()
-
-    def write(self, trace: dict):
-        line = json.dumps(trace, ensure_ascii=False) + "\n"
-        with self._lock: self._f.write(line); self._f.flush()
-        os.fsync(self._f.fileno())   # outside the lock: the syncs of queries finishing together overlap
-
-    def close(self): self._f.close()
-    def __enter__(self): return self
-    def __exit__(self, *exc): self.close()
-
-# %% ../nbs/10_agent.ipynb #d6b3fb05
-def sort_traces(path, order: list[str]) -> dict[str, dict]:
-    "Rewrite `path` atomically with the last trace of each query, in `order` (others after, by id); {qid: trace}."
-    latest = {t["qid"]: t for t in read_traces(path)}
-    rank = {q: i for i, q in enumerate(order)}
-    qids = sorted(latest, key=lambda q: (rank.get(q, len(rank)), len(q), q))
-    with atomic_write(path) as f:
-        for q in qids: f.write(json.dumps(latest[q], ensure_ascii=False) + "\n")
-    return {q: latest[q] for q in qids}
 
 # %% ../nbs/10_agent.ipynb #f9cd4d71
 def public_url(url: str | None) -> str | None:
@@ -528,13 +436,23 @@ def _model_meta(policy) -> dict | None:
     return {"name": client.model, "base_url": public_url(getattr(client, "base_url", None)), "sampling": getattr(client, "sampling", None)}
 
 # %% ../nbs/10_agent.ipynb #29a9eedf
-def agent_meta(domains: dict[str, Domain], qids: dict, protocol: str, rounds: int, max_iterations: int, policy,
-               retriever, tool_settings: dict, tokenizer: SnippetTokenizer, prompt_dir=None) -> dict:
+def agent_meta(domains: dict[str, Domain], # the run's domains
+               qids: dict, # {domain: [qid]} to run
+               *,
+               protocol: str, # 'fixed' or 'adaptive'
+               rounds: int, # fixed protocol: search rounds
+               max_iterations: int, # adaptive protocol: the cap on responses
+               policy, # the LLMPolicy or PRFPolicy
+               retriever, # the retriever's name or instance
+               tool_settings: dict, # the search tool's k and snippet_tokens
+               tokenizer: SnippetTokenizer, # the snippet tokenizer
+               prompt_dir=None, # the folder of prompts that replace the packaged ones
+              ) -> dict:
     "The run's meta.json (domains and qids: {name: Domain}, {name: [qid]})."
     first = next(iter(domains.values()))
     prompts = None
     if isinstance(policy, LLMPolicy):
-        prompts = {**prompt_hashes(policy.prompts), "prompt_dir": None if prompt_dir is None else str(prompt_dir)}
+        prompts = {**prompt_digests(policy.prompts), "prompt_dir": None if prompt_dir is None else str(prompt_dir)}
     return {"protocol": protocol, "rounds": rounds if protocol == "fixed" else None,
             "max_iterations": max_iterations if protocol == "adaptive" else None,
             "policy": policy.name, "policy_settings": {"terms": policy.terms, "question_terms": policy.question_terms} if isinstance(policy, PRFPolicy) else {},
@@ -551,7 +469,7 @@ def _resume_view(meta: dict) -> dict:
             "policy": meta.get("policy"), "policy settings": meta.get("policy_settings"),
             "retriever": (meta.get("retriever") or {}).get("name"),
             "dataset": [data.get(k) for k in ("dataset", "benchmark", "revision")],
-            "model": model.get("name"), "sampling": model.get("sampling"), "prompts": prompts.get("sha256"),
+            "model": model.get("name"), "sampling": model.get("sampling"), "prompts": prompts.get("digest"),
             "search": meta.get("search"), "snippet tokenizer": (meta.get("snippet_tokenizer") or {}).get("name")}
 
 def _short(v) -> str:
@@ -569,7 +487,7 @@ def start_meta(out, meta: dict) -> dict:
     path = Path(out)/"meta.json"
     if path.exists():
         try: old = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e: raise BrightproError(f"{path} cannot be read ({_one_line(e)}); use another output folder") from None
+        except (OSError, ValueError) as e: raise BrightproError(f"{path} cannot be read ({one_line(e)}); use another output folder") from None
         if diff := settings_differ(old, meta):
             raise BrightproError(f"{out} holds a run with other settings ({'; '.join(diff)}); resume it with the same settings or use another output folder")
         qids = dict(old.get("qids") or {})
@@ -598,7 +516,7 @@ def agentic_subset(domains, n: int = 25, seed: int = 42) -> dict[str, list[str]]
 
 # %% ../nbs/10_agent.ipynb #b19d7c15
 def _failed_trace(tool: SearchTool, qid: str, protocol: str, policy, error: Exception) -> dict:
-    trace = QueryTrace(str(qid), tool.domain.name, protocol, policy.name, status="failed", errors=[_one_line(error)])
+    trace = QueryTrace(str(qid), tool.domain.name, protocol, policy.name, status="failed", errors=[one_line(error)])
     return trace.to_dict()
 
 def _run_queries(tool, policy, todo, writer, protocol, rounds, max_iterations, concurrency) -> dict[str, str]:
@@ -633,21 +551,26 @@ def domain_summary(domain: str, qids: list[str], traces: dict, skipped: int, sta
             "calls": sum(t["calls"] for t in mine), "cost": round(sum(costs), 10) if costs else None,
             "traces": f"{domain}/traces.jsonl"}
 
-def run_domain(tool: SearchTool, policy, qids: list[str], out, protocol: str = "fixed", rounds: int = 3,
-               max_iterations: int = 100, concurrency: int = 8) -> dict:
+def run_domain(tool: SearchTool, # the search tool over the domain to run
+               policy, # an LLMPolicy or a PRFPolicy
+               qids: list[str], # the queries to run (those done before are skipped)
+               out, # the run folder
+               *,
+               protocol: str = "fixed", # 'fixed' or 'adaptive'
+               rounds: int = 3, # fixed protocol: search rounds
+               max_iterations: int = 100, # adaptive protocol: the cap on responses
+               concurrency: int = 8, # queries at once
+              ) -> dict:
     "Run (or resume) `qids` of the tool's domain into `<out>/<domain>/traces.jsonl`; the domain's summary."
     path = Path(out)/tool.domain.name/"traces.jsonl"
-    done = {t["qid"] for t in read_traces(path) if t.get("status") == "ok"}   # also cuts a torn last line
+    done = {t["qid"] for t in read_traces(path) if t.get("status") == "ok"}
     todo = [q for q in qids if q not in done]
-    with TraceWriter(path) as writer: statuses = _run_queries(tool, policy, todo, writer, protocol, rounds, max_iterations, concurrency)
+    with JsonlWriter(path) as writer: statuses = _run_queries(tool, policy, todo, writer, protocol, rounds, max_iterations, concurrency)
     traces = sort_traces(path, tool.domain.qids)
     return domain_summary(tool.domain.name, qids, traces, len(qids) - len(todo), statuses)
 
 # %% ../nbs/10_agent.ipynb #694cb0fb
-def _positive(name: str, v):
-    if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1): raise BrightproError(f"{name} must be a positive integer, got {v!r}")
-
-def check_agent_settings(protocol, rounds, policy, client, qids, subset, concurrency, max_iterations, snippet_tokens, out):
+def check_agent_settings(*, protocol, rounds, policy, client, qids, subset, concurrency, max_iterations, snippet_tokens, out):
     "One clear BrightproError for the first bad setting of `run_agent`."
     if protocol not in PROTOCOLS: raise BrightproError(f"unknown protocol {protocol!r}; choose fixed or adaptive")
     if protocol == "fixed" and rounds not in (1, 2, 3):
@@ -655,17 +578,33 @@ def check_agent_settings(protocol, rounds, policy, client, qids, subset, concurr
     if not isinstance(policy, (LLMPolicy, PRFPolicy)) and policy not in ("llm", "prf"):
         raise BrightproError(f"unknown policy {policy!r}; choose llm (a chat model) or prf (pseudo-relevance feedback, no model)")
     if policy == "llm" and client is None:
-        raise BrightproError("the llm policy needs a chat model: give its base URL and model name, or use the prf policy")
+        raise BrightproError("the llm policy needs a chat model: give client, or use policy 'prf'")
     if subset is not None and subset != "agentic": raise BrightproError(f"unknown subset {subset!r}; the one subset is 'agentic'")
     if subset is not None and qids is not None: raise BrightproError("give qids or subset, not both")
-    for name, v in (("concurrency", concurrency), ("max_iterations", max_iterations), ("snippet_tokens", snippet_tokens)): _positive(name, v)
-    if out is None: raise BrightproError("run_agent needs `out`, the folder for meta.json and the traces")
+    for name, v in (("concurrency", concurrency), ("max_iterations", max_iterations), ("snippet_tokens", snippet_tokens)): check_int(v, name)
+    if out is None: raise BrightproError("out is required: the folder for meta.json and the traces")
 
 # %% ../nbs/10_agent.ipynb #52bf2aa3
-def select_qids(domains: dict[str, Domain], qids=None, subset=None, dataset="sample") -> dict[str, list[str]]:
-    "{domain: qids to run}: all, the given `qids` ('0,5,9' or a list, in every domain), or the agentic subset."
+def _subset_population(domains: dict, population: dict | None) -> dict:
+    "The domains the agentic subset is drawn over: one generator runs through the dataset's domains in order, so each one before a chosen domain must be there."
+    population = dict(population or domains)
+    first = next(iter(domains.values()))
+    order = [d for d in DOMAINS if d in available_domains(first.source)]
+    last = max((order.index(d) for d in domains if d in order), default=-1)
+    lacking = [d for d in order[:last + 1] if d not in population]
+    if lacking: raise BrightproError(f"the agentic subset is drawn over the domains in order, and {', '.join(lacking)} "
+                                     f"{'is' if len(lacking) == 1 else 'are'} not loaded: pass population=load_domains('all', ...)")
+    return population
+
+def select_qids(domains: dict[str, Domain], # the loaded domains, {name: Domain}
+                *,
+                qids=None, # only these query ids ('0,5,9' or a list), in every domain
+                subset: str | None = None, # 'agentic': the agentic subset
+                population: dict | None = None, # the domains the subset is drawn over (default `domains`): all of the dataset's
+               ) -> dict[str, list[str]]:
+    "{domain: qids to run}: all, the given `qids`, or the agentic subset."
     if subset == "agentic":
-        drawn = agentic_subset({d: load_domain(d, dataset) for d in available_domains(dataset)})
+        drawn = agentic_subset(_subset_population(domains, population))
         return {d: drawn[d] for d in domains}
     if qids is None: return {d: list(dom.qids) for d, dom in domains.items()}
     wanted = [q.strip() for q in qids.split(",")] if isinstance(qids, str) else [str(q) for q in qids]
@@ -715,21 +654,41 @@ def to_json(self: AgentRun) -> str:
     return json.dumps({"out": str(self.out), "meta": self.meta, "domains": self.domains}, indent=1, default=str)
 
 # %% ../nbs/10_agent.ipynb #7fa1bf8c
-def run_agent(dataset="sample", domains="all", retriever="bm25-bright", protocol="fixed", rounds=3, client=None, policy="llm",
-              qids=None, subset=None, concurrency=8, out=None, prompt_dir=None, max_iterations=100, snippet_tokens=2048,
-              snippet_tokenizer=None, cache_dir=None, k=5) -> AgentRun:
-    "Run the agent (`policy` 'llm' with `client`, or 'prf') over `domains` of `dataset`; traces and meta.json under `out`."
-    check_agent_settings(protocol, rounds, policy, client, qids, subset, concurrency, max_iterations, snippet_tokens, out)
-    _positive("k", k)
-    if not isinstance(retriever, Retriever): get_retriever(retriever)   # an unknown name fails before any data is read
-    loaded = {d: load_domain(d, dataset) for d in parse_domains(domains, available_domains(dataset))}
-    chosen = select_qids(loaded, qids, subset, dataset)
+def run_agent(domains: dict[str, Domain], # the loaded domains to run, {name: Domain} as `load_domains` returns
+              *,
+              out=None, # the folder for meta.json and <domain>/traces.jsonl (a run already there is resumed)
+              retriever: str | Retriever = "bm25-bright", # the search tool's retriever: a name or an instance
+              protocol: str = "fixed", # 'fixed' (rounds, an answer after each) or 'adaptive' (until the model answers)
+              rounds: int = 3, # fixed protocol: search rounds R (1, 2 or 3)
+              client: LLMClient | None = None, # the chat model of the llm policy
+              policy="llm", # 'llm', 'prf' (pseudo-relevance feedback, no model) or a policy object
+              qids=None, # only these query ids ('0,5,9' or a list), in every domain
+              subset: str | None = None, # 'agentic': PROTOCOL.md §5's subset, 25 queries per domain
+              population: dict | None = None, # with subset='agentic': every domain of the dataset (the draw runs over all, in order)
+              concurrency: int = 8, # queries run at once
+              prompt_dir=None, # a folder whose agent.md / answer.md replace the packaged prompts
+              max_iterations: int = 100, # adaptive protocol: the cap on model responses
+              snippet_tokens: int = 2048, # snippet budget in Qwen3 tokens
+              snippet_tokenizer=None, # a tokenizer name or path, 'approx', or None (Qwen3's when cached)
+              cache_dir=None, # where indexes and embeddings are cached (default: brightpro's cache folder)
+              k: int = 5, # documents per search
+             ) -> AgentRun:
+    "Run the agent (`policy` 'llm' with `client`, or 'prf') over the loaded `domains`; traces and meta.json under `out`."
+    check_agent_settings(protocol=protocol, rounds=rounds, policy=policy, client=client, qids=qids, subset=subset, concurrency=concurrency,
+                         max_iterations=max_iterations, snippet_tokens=snippet_tokens, out=out)
+    check_int(k, "k")
+    if not isinstance(domains, dict) or not domains or not all(isinstance(d, Domain) for d in domains.values()):
+        raise BrightproError(f"domains must be the loaded domains {{name: Domain}} (load_domains gives them), got {type(domains).__name__}")
+    if not isinstance(retriever, Retriever): get_retriever(retriever)   # an unknown name fails before any work
+    chosen = select_qids(domains, qids=qids, subset=subset, population=population)
     agent, tokenizer = make_policy(policy, client, prompt_dir), load_snippet_tokenizer(snippet_tokenizer)
-    settings = {"k": k, "snippet_tokens": snippet_tokens}
-    meta = start_meta(out, agent_meta(loaded, chosen, protocol, rounds, max_iterations, agent, retriever, settings, tokenizer, prompt_dir))
+    meta = start_meta(out, agent_meta(domains, chosen, protocol=protocol, rounds=rounds, max_iterations=max_iterations, policy=agent,
+                                      retriever=retriever, tool_settings={"k": k, "snippet_tokens": snippet_tokens}, tokenizer=tokenizer,
+                                      prompt_dir=prompt_dir))
     summaries = []
-    for name, domain in loaded.items():
+    for name, domain in domains.items():
         tool = SearchTool(retriever, domain, k, snippet_tokens, tokenizer, cache_dir or default_cache_dir())
         meta["retriever"]["metadata"][name] = tool.retriever.metadata(); write_meta(out, meta)
-        summaries.append(run_domain(tool, agent, chosen[name], out, protocol, rounds, max_iterations, concurrency))
+        summaries.append(run_domain(tool, agent, chosen[name], out, protocol=protocol, rounds=rounds, max_iterations=max_iterations,
+                                    concurrency=concurrency))
     return AgentRun(Path(out), meta, summaries)

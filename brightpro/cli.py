@@ -10,15 +10,17 @@ import argparse, builtins, os, sys
 from pathlib import Path
 
 from . import __version__
-from .core import DOMAINS, ASPECT_MAPS, BrightproError, check_ks
-from .data import describe_dataset, validation_report
+from .core import DOMAINS, ASPECT_MAPS, BrightproError, check_ks, parse_domains
+from .data import describe_dataset, load_domains, validation_report
 from .synth import STYLES, synth_dataset
 from .retrievers import RETRIEVER_FORMS
 from .retrieve import retrieve
 from .compare import evaluate_and_compare
 from .llm import LLMClient
 from .agent import run_agent
-from .judge import agentic_eval, judge_run
+from .judge import judge_run
+from .agentic import agentic_eval
+from .traces import run_domains
 from .report import build_report
 
 # %% auto #0
@@ -184,9 +186,12 @@ def llm_client(args, folder) -> LLMClient | None:
 # %% ../nbs/13_cli.ipynb #377bc0be
 def _agent(args) -> int:
     client = llm_client(args, args.out) if args.policy == "llm" else None
-    print(run_agent(args.dataset, args.domain, args.retriever, args.protocol, args.rounds, client, args.policy, args.qids,
-                    args.subset, args.concurrency, args.out, args.prompt_dir, args.max_iterations, args.snippet_tokens,
-                    args.snippet_tokenizer, args.cache_dir).to_text())
+    everything = load_domains("all" if args.subset else args.domain, args.dataset)   # the data, resolved once
+    domains = {d: everything[d] for d in parse_domains(args.domain, list(everything))}   # the subset's draw runs over all
+    print(run_agent(domains, population=everything, out=args.out, retriever=args.retriever, protocol=args.protocol, rounds=args.rounds, client=client,
+                    policy=args.policy, qids=args.qids, subset=args.subset, concurrency=args.concurrency, prompt_dir=args.prompt_dir,
+                    max_iterations=args.max_iterations, snippet_tokens=args.snippet_tokens, snippet_tokenizer=args.snippet_tokenizer,
+                    cache_dir=args.cache_dir).to_text())
     return 0
 
 def add_agent_command(sub):
@@ -211,14 +216,19 @@ def add_agent_command(sub):
     p.set_defaults(func=_agent)
 
 # %% ../nbs/13_cli.ipynb #c7a5d845
+def _run_domains(args) -> dict:
+    "The loaded domains of an agent run folder: --domain among those it holds traces of (default: all of them)."
+    held = run_domains(args.run_dir)
+    return load_domains(held if args.domain is None else parse_domains(args.domain, held), args.dataset)
+
 def _judge(args) -> int:
     client = llm_client(args, args.run_dir)
     if client is None: raise BrightproError("judge needs an LLM: give --llm-base-url and --llm-model (or set BRIGHTPRO_LLM_MODEL)")
-    print(judge_run(args.run_dir, args.dataset, client, args.reps, args.concurrency, args.prompt_dir, domains=args.domain).to_text())
+    print(judge_run(args.run_dir, _run_domains(args), client=client, reps=args.reps, concurrency=args.concurrency, prompt_dir=args.prompt_dir).to_text())
     return 0
 
 def _agentic_eval(args) -> int:
-    result = agentic_eval(args.run_dir, args.dataset, args.k, args.alpha, args.aspect_map, domains=args.domain)
+    result = agentic_eval(args.run_dir, _run_domains(args), k=args.k, alpha=args.alpha, aspect_map=args.aspect_map)
     print(result.to_json() if args.json else result.to_text())
     return 0
 

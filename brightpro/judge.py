@@ -6,45 +6,26 @@ Docs: https://brightpro.github.io/brightpro/judge.html.md"""
 
 # %% ../nbs/11_judge.ipynb #c9de12d1
 from __future__ import annotations
-import hashlib, itertools, json, math, re, weakref
+import itertools, json, re, weakref
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, atomic_write, check_alpha, check_aspect_map, check_ks, parse_domains, progress
-from .data import load_domain
-from .runs import Run
-from .metrics import domain_judgements, score_judgements
+from .core import BrightproError, atomic_write, check_int, json_ready, nan_mean, progress, text_digest
+from .render import format_cell, text_table
+from .data import Domain
 from .llm import LLMClient, LLMError
-from .agent import load_prompts
+from .prompts import JUDGE_FIELDS, load_judge_prompt
+from .traces import (JUDGEMENTS_FILE, JsonlWriter, domain_traces, domains_in_run, judgement_key, merge_judgements, read_jsonl,
+                              rep_summary, trace_answers)
 
 # %% auto #0
-__all__ = ['JUDGE_FIELDS', 'JUDGE_KEYS', 'AER_GAMMA', 'CITATION_COLUMNS', 'TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE',
-           'ANSWER_COLUMNS', 'load_judge_prompt', 'prompt_sha256', 'query_aspects', 'judge_messages', 'judge_schema',
-           'parse_judgement', 'weighted_coverage', 'reasoning_completeness', 'judge_answer', 'rep_summary',
-           'rep_agreement', 'aer', 'micro_mean', 'macro_mean', 'cited_ids', 'citation_stats', 'read_jsonl', 'run_meta',
-           'run_domains', 'read_traces', 'trace_answers', 'round_union', 'seen_docs', 'trace_R',
-           'cumulative_alpha_ndcg', 'union_scores', 'merge_judgements', 'Judging', 'judge_run', 'AgenticEvaluation',
-           'agentic_eval']
-
-# %% ../nbs/11_judge.ipynb #1d4792d7
-JUDGE_FIELDS = ("QUESTION", "REASONING_ASPECTS", "REFERENCE_ANSWER", "SYSTEM_ANSWER")
-
-def load_judge_prompt(prompt_dir=None) -> str:
-    "The judge prompt template: `judge.md` of `prompt_dir` when it holds one, else the package's."
-    text = load_prompts(prompt_dir)["judge"]
-    missing = ["{" + f + "}" for f in JUDGE_FIELDS if "{" + f + "}" not in text]
-    if missing: raise BrightproError(f"the judge prompt (judge.md) lacks the placeholder(s) {', '.join(missing)}")
-    return text
-
-def prompt_sha256(text: str) -> str:
-    "The prompt's hash, recorded with the judgements so a changed prompt is visible."
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+__all__ = ['JUDGE_KEYS', 'query_aspects', 'judge_messages', 'judge_schema', 'parse_judgement', 'weighted_coverage',
+           'reasoning_completeness', 'judge_answer', 'rep_agreement', 'Judging', 'judge_run']
 
 # %% ../nbs/11_judge.ipynb #a86f53ab
 def _aspect_list(aspects) -> list[tuple[str, float]]:
@@ -196,22 +177,6 @@ def judge_answer(client, question, aspects, reference, answer, tries: int = 3, p
                                {"role": "user", "content": _retry_message(error, len(aspects))}]
     return _judgement(None, weights, max(1, tries), f"no valid judgement in {max(1, tries)} tries; the last: {error}")
 
-# %% ../nbs/11_judge.ipynb #3c2d15be
-def _spread(values: list, name: str) -> dict:
-    v = np.asarray(values, np.float64)
-    return {name: float(v.mean()), f"{name}_std": float(v.std()), f"{name}_min": float(v.min()), f"{name}_max": float(v.max())}
-
-def rep_summary(judgements: list[dict]) -> dict:
-    "OQ and RC of one answer over its repetitions: mean, std, min and max over those judged ok; failed ones counted."
-    ok = [j for j in judgements if j.get("status") == "ok"]
-    out = {"reps": len(ok), "failed_reps": len(judgements) - len(ok)}
-    if not ok: return {**out, **{f"{m}{s}": None for m in ("oq", "rc") for s in ("", "_std", "_min", "_max")}, "weighted_coverage": None}
-    rc = [j["rc"] for j in ok if j.get("rc") is not None]
-    cov = [j["weighted_coverage"] for j in ok if j.get("weighted_coverage") is not None]
-    return {**out, **_spread([j["overall_quality"] for j in ok], "oq"),
-            **(_spread(rc, "rc") if rc else {f"rc{s}": None for s in ("", "_std", "_min", "_max")}),
-            "weighted_coverage": float(np.mean(cov)) if cov else None}
-
 # %% ../nbs/11_judge.ipynb #0c920382
 def rep_agreement(groups) -> dict:
     "Agreement between repetitions, over answers (one list of values per answer): exact-agreement share and mean |difference| of rep pairs."
@@ -219,176 +184,6 @@ def rep_agreement(groups) -> dict:
     if not pairs: return {"pairs": 0, "exact_agreement": None, "mean_abs_diff": None}
     return {"pairs": len(pairs), "exact_agreement": sum(a == b for a, b in pairs) / len(pairs),
             "mean_abs_diff": sum(abs(a - b) for a, b in pairs) / len(pairs)}
-
-# %% ../nbs/11_judge.ipynb #25b580de
-AER_GAMMA = 0.05
-
-def aer(oq: float, R: int, gamma: float = AER_GAMMA) -> float:
-    "Answer efficiency OQ * exp(-gamma * (R - 1)); R, the search rounds, must be at least 1."
-    if R is None or isinstance(R, bool) or not R >= 1: raise BrightproError(f"AER needs R >= 1 search rounds, got R = {R!r}")
-    return float(oq) * math.exp(-gamma * (R - 1))
-
-# %% ../nbs/11_judge.ipynb #2b94179d
-def micro_mean(by_domain: dict) -> float:
-    "The mean over all values of all domains (each query counts once), NaN and None left out."
-    v = np.asarray([x for vals in by_domain.values() for x in vals if x is not None], np.float64)
-    v = v[~np.isnan(v)]
-    return float(v.mean()) if len(v) else float("nan")
-
-def macro_mean(by_domain: dict) -> float:
-    "The mean of the domain means (each domain counts once), NaN and None left out."
-    means = [micro_mean({d: vals}) for d, vals in by_domain.items()]
-    means = [m for m in means if not math.isnan(m)]
-    return float(np.mean(means)) if means else float("nan")
-
-# %% ../nbs/11_judge.ipynb #71b0758f
-_BRACKET = re.compile(r"\[([^\[\]\n]+)\]")
-_CITE_PREFIX = re.compile(r"^(?:doc(?:ument)?|docid|doc_id|source|ref)\s*[:#=]\s*", re.I)
-
-def _looks_like_docid(s: str) -> bool:
-    "A doc id's shape: no white space, not a URL, with a folder ('/') or a .txt name."
-    return not re.search(r"\s", s) and "://" not in s and ("/" in s or s.lower().endswith(".txt"))
-
-def cited_ids(answer: str | None, known=()) -> list[str]:
-    "Doc ids cited in square brackets, each once, in first-cited order; `known` ids count whatever their shape."
-    known, out = set(known), {}
-    for m in _BRACKET.finditer(answer or ""):
-        body = m.group(1).strip()
-        for piece in [body] if body in known else re.split(r"[,;]", body):
-            p = _CITE_PREFIX.sub("", piece.strip().strip("`'\"")).strip().strip("`'\"")
-            if p and (p in known or _looks_like_docid(p)): out.setdefault(p, None)
-    return list(out)
-
-# %% ../nbs/11_judge.ipynb #311fd9b4
-CITATION_COLUMNS = ("citations", "cited_coverage", "cited_gold_share", "cited_retrieved_share", "hallucinated")
-
-def citation_stats(answer: str | None, gold, aspect_of: dict, weights: dict, retrieved) -> dict:
-    """Judge-free citation signals of one answer. `gold`: the query's gold ids; `aspect_of`: {docid: aspect} of the
-    query's aspects; `weights`: {aspect: normalised weight}; `retrieved`: every doc id the agent saw."""
-    retrieved, gold = set(retrieved), set(gold)
-    cited = cited_ids(answer, retrieved | gold | set(aspect_of))
-    n, n_retrieved = len(cited), sum(d in retrieved for d in cited)
-    covered = {aspect_of[d] for d in cited if d in aspect_of}
-    return {"citations": n, "cited_coverage": float(sum(weights.get(a, 0.0) for a in covered)) if weights else float("nan"),
-            "cited_gold_share": sum(d in gold for d in cited) / n if n else float("nan"),
-            "cited_retrieved_share": n_retrieved / n if n else float("nan"), "hallucinated": n - n_retrieved}
-
-# %% ../nbs/11_judge.ipynb #c356c8b2
-TRACES_FILE, JUDGEMENTS_FILE, META_FILE = "traces.jsonl", "judgements.jsonl", "meta.json"
-
-def read_jsonl(path) -> tuple[list[dict], int]:
-    "The JSON objects of a .jsonl file ([] if absent), and the number of lines that are not one."
-    path, rows, broken = Path(path), [], 0
-    if not path.is_file(): return rows, broken
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip(): continue
-            try: obj = json.loads(line)
-            except json.JSONDecodeError: broken += 1; continue
-            if isinstance(obj, dict): rows.append(obj)
-            else: broken += 1
-    return rows, broken
-
-# %% ../nbs/11_judge.ipynb #a4f39c32
-def run_meta(run_dir) -> dict:
-    "The run's meta.json ({} when there is none)."
-    path = Path(run_dir)/META_FILE
-    if not path.is_file(): return {}
-    try: meta = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as e: raise BrightproError(f"{path}: not valid JSON ({e})") from None
-    return meta if isinstance(meta, dict) else {}
-
-def run_domains(run_dir) -> list[str]:
-    "The domains of a run folder that hold traces: in the order meta.json lists them, else in the usual domain order."
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir(): raise BrightproError(f"{run_dir}: no such run folder (`brightpro agent --out DIR` writes one)")
-    names = run_meta(run_dir).get("domains")
-    if isinstance(names, dict): names = list(names)
-    if not names:
-        order = {d: i for i, d in enumerate(DOMAINS)}
-        names = sorted((p.parent.name for p in run_dir.glob(f"*/{TRACES_FILE}")), key=lambda d: (order.get(d, len(order)), d))
-    present = [d for d in dict.fromkeys(names) if (run_dir/d/TRACES_FILE).is_file()]
-    if not present: raise BrightproError(f"{run_dir}: no <domain>/{TRACES_FILE} in this run folder")
-    return present
-
-# %% ../nbs/11_judge.ipynb #ff689f34
-def read_traces(run_dir, domain: str) -> tuple[list[dict], int]:
-    "The traces of one domain, the last line of each query, in first-seen order; and the unreadable lines."
-    rows, broken = read_jsonl(Path(run_dir)/domain/TRACES_FILE)
-    last = {}
-    for r in rows:
-        if "qid" in r: last[str(r["qid"])] = {**r, "qid": str(r["qid"])}
-    return list(last.values()), broken
-
-def trace_answers(trace: dict) -> list[tuple[int | None, str]]:
-    "(round, answer) to judge: every round's answer (fixed), the final answer with round None (adaptive), none (prf)."
-    if trace.get("answers"):
-        return sorted((int(a["round"]), a["answer"]) for a in trace["answers"] if isinstance(a.get("answer"), str))
-    return [(None, trace["answer"])] if isinstance(trace.get("answer"), str) else []
-
-# %% ../nbs/11_judge.ipynb #17825a23
-def _rounds(trace: dict) -> list[dict]: return sorted(trace.get("rounds") or [], key=lambda r: r.get("round", 0))
-
-def round_union(trace: dict, upto: int | None = None) -> list[str]:
-    "The order-preserving union of the unique doc ids of rounds 1..`upto` (every round when None)."
-    docs = {}
-    for r in _rounds(trace):
-        if upto is not None and r.get("round", 0) > upto: break
-        for d in r.get("docids") or []: docs.setdefault(str(d), None)
-    return list(docs)
-
-def seen_docs(trace: dict) -> set[str]:
-    "Every doc id the agent was shown: each round's ranking and every search of every round."
-    return {str(d) for r in _rounds(trace) for docs in [r.get("docids") or []] + [s.get("docids") or [] for s in r.get("searches") or []] for d in docs}
-
-def trace_R(trace: dict) -> int:
-    "The trace's R (rounds that returned results, or rounds run), counted from the rounds when absent."
-    return int(trace["R"]) if trace.get("R") is not None else sum(bool(r.get("docids")) for r in _rounds(trace))
-
-# %% ../nbs/11_judge.ipynb #406d478f
-def _ranked_run(traces: list[dict], upto: int | None = None) -> Run:
-    "The ranked-list run of the traces' unions of rounds 1..`upto`; a query that retrieved nothing is absent (it scores 0)."
-    lists = {t["qid"]: docs for t in traces if (docs := round_union(t, upto))}
-    if not lists: return Run(np.array([], dtype=object), np.zeros(1, np.int64), np.array([], dtype=object), None, "agent")
-    return Run.from_dict(lists, name="agent")
-
-def _column(traces: list[dict], scores: pd.DataFrame, name: str) -> np.ndarray:
-    "`scores[name]` for each traced query, in trace order."
-    by_qid = dict(zip(scores["qid"], scores[name]))
-    return np.array([by_qid.get(t["qid"], np.nan) for t in traces], np.float64)
-
-# %% ../nbs/11_judge.ipynb #a0ec6b93
-def cumulative_alpha_ndcg(traces: list[dict], J, rounds=(1, 2, 3), alpha: float = 0.5, per_round: int = 5) -> pd.DataFrame:
-    "qid and alpha_ndcg@{5R} for each R in `rounds`: the union of rounds 1..R scored at k = 5R (ideal at 5R)."
-    frame = pd.DataFrame({"qid": pd.Series([t["qid"] for t in traces], dtype=object)})
-    for R in rounds:
-        k = per_round * R
-        scores = score_judgements(_ranked_run(traces, R), J, k=k, alpha=alpha, metrics=["alpha_ndcg"], missing="zero")
-        frame[f"alpha_ndcg@{k}"] = _column(traces, scores, f"alpha_ndcg@{k}")
-    return frame
-
-# %% ../nbs/11_judge.ipynb #96d3dc67
-def union_scores(traces: list[dict], J, k=25) -> pd.DataFrame:
-    "qid, ndcg@k and recall@k over the union of all rounds, ranked in union order (decreasing scores)."
-    ks = check_ks(k)
-    scores = score_judgements(_ranked_run(traces), J, k=ks, metrics=["ndcg", "recall"], missing="zero")
-    frame = pd.DataFrame({"qid": pd.Series([t["qid"] for t in traces], dtype=object)})
-    for name in [f"{m}@{kk}" for m in ("ndcg", "recall") for kk in ks]: frame[name] = _column(traces, scores, name)
-    return frame
-
-# %% ../nbs/11_judge.ipynb #2db50fc0
-def _judge_key(j: dict) -> tuple:
-    return (str(j["qid"]), None if j.get("round") is None else int(j["round"]), int(j.get("rep") or 1))
-
-def merge_judgements(lines: list[dict], qids: list) -> list[dict]:
-    "One line per (qid, round, rep): the last one judged ok, else the last; in dataset query order, then round and rep."
-    best = {}
-    for j in lines:
-        key = _judge_key(j)
-        if j.get("status") == "ok" or best.get(key, {}).get("status") != "ok": best[key] = j
-    pos = {str(q): i for i, q in enumerate(qids)}
-    order = lambda k: (pos.get(k[0], len(pos)), k[0], -1 if k[1] is None else k[1], k[2])
-    return [best[k] for k in sorted(best, key=order)]
 
 # %% ../nbs/11_judge.ipynb #ad901f23
 def _judge_tasks(dom, traces: list[dict], reps: int, done: set) -> tuple[list[dict], Counter]:
@@ -412,29 +207,20 @@ def _judge_tasks(dom, traces: list[dict], reps: int, done: set) -> tuple[list[di
 # %% ../nbs/11_judge.ipynb #71d02ad7
 def _judge_task(client, task: dict, template: str, tries: int) -> dict:
     "The judgement line of one task."
-    j = judge_answer(client, task["question"], task["aspects"], task["reference"], task["answer"], tries, template, task["rep"])
+    j = judge_answer(client, task["question"], task["aspects"], task["reference"], task["answer"], tries=tries, prompt=template, rep=task["rep"])
     return {"qid": task["qid"], "round": task["round"], "rep": task["rep"], **j}
-
-def _open_append(path: Path):
-    "`path` opened for appending lines; a half-written last line (a killed run) is ended first."
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_file() and path.stat().st_size:
-        with open(path, "rb") as f: f.seek(-1, 2); ended = f.read(1) == b"\n"
-        if not ended:
-            with open(path, "a", encoding="utf-8") as f: f.write("\n")
-    return open(path, "a", encoding="utf-8")
 
 # %% ../nbs/11_judge.ipynb #ec4abad7
 def _judge_all(tasks: list[dict], client, template: str, tries: int, concurrency: int, path: Path, desc: str) -> list[dict]:
     "Judge `tasks` in a thread pool, appending each line to `path` (flushed) as it finishes."
     new = []
     if not tasks: return new
-    with _open_append(path) as f, ThreadPoolExecutor(max_workers=concurrency) as pool:
+    with JsonlWriter(path) as f, ThreadPoolExecutor(max_workers=concurrency) as pool:
         futures = [pool.submit(_judge_task, client, t, template, tries) for t in tasks]
         try:
             for fut in progress(as_completed(futures), total=len(futures), desc=f"judge {desc}"):
                 line = fut.result()
-                f.write(json.dumps(line, ensure_ascii=False) + "\n"); f.flush()
+                f.write(line)
                 new.append(line)
         except BaseException:   # an endpoint that cannot be used: stop, keep what is written, resume later
             for fut in futures: fut.cancel()
@@ -442,15 +228,15 @@ def _judge_all(tasks: list[dict], client, template: str, tries: int, concurrency
     return new
 
 # %% ../nbs/11_judge.ipynb #c2186125
-def _judge_domain(run_dir: Path, name: str, dataset, client, reps: int, concurrency: int, template: str, tries: int) -> tuple[dict, list]:
+def _judge_domain(run_dir: Path, dom: Domain, client, reps: int, concurrency: int, template: str, tries: int) -> tuple[dict, list]:
     "Judge what is left of one domain; its counts and its judgement lines, rewritten sorted."
-    dom = load_domain(name, dataset)
+    name = dom.name
     if "reference_answer" not in dom.queries:
-        raise BrightproError(f"{dataset}: {name} has no reference answers (examples field reference_answer); the judge compares answers with them")
-    traces, broken = read_traces(run_dir, name)
+        raise BrightproError(f"{dom.source.dataset}: {name} has no reference answers (examples field reference_answer); the judge compares answers with them")
+    traces, broken = domain_traces(run_dir, name)
     path = run_dir/name/JUDGEMENTS_FILE
     old, _ = read_jsonl(path)
-    tasks, counts = _judge_tasks(dom, traces, reps, {_judge_key(j) for j in old if j.get("status") == "ok"})
+    tasks, counts = _judge_tasks(dom, traces, reps, {judgement_key(j) for j in old if j.get("status") == "ok"})
     new = _judge_all(tasks, client, template, tries, concurrency, path, name)
     lines = merge_judgements(old + new, dom.qids)
     with atomic_write(path) as f: f.writelines(json.dumps(j, ensure_ascii=False) + "\n" for j in lines)
@@ -466,56 +252,42 @@ class Judging:
     dataset: str
     model: str
     reps: int
-    prompt_sha256: str
+    prompt_digest: str    # the judge prompt's digest: a changed prompt is visible
     counts: dict          # {domain: {traces, failed_traces, unknown_queries, no_answer, answers, resumed, judged, failed, broken_lines}}
     judgements: dict      # {domain: [judgement line, ...]}
 
     def __repr__(self): return f"Judging({self.run!r}, domains={list(self.counts)}, reps={self.reps})"
 
 # %% ../nbs/11_judge.ipynb #1570dbb8
-def judge_run(run_dir, dataset="sample", client=None, reps: int = 1, concurrency: int = 8, prompt_dir=None,
-              tries: int = 3, domains=None) -> Judging:
+def judge_run(run_dir, # an agent run folder: <run_dir>/<domain>/traces.jsonl
+              domains: dict[str, Domain], # the loaded domains to judge, {name: Domain} (the run must hold traces of each)
+              *,
+              client: LLMClient | None = None, # the judge model (None: an LLMClient from the environment)
+              reps: int = 1, # judgings of each answer
+              concurrency: int = 8, # judgings at once
+              prompt_dir=None, # a folder whose judge.md replaces the packaged judge prompt
+              tries: int = 3, # tries of one judging while the replies are not valid
+             ) -> Judging:
     "Judge every answer of a run folder (`<run_dir>/<domain>/traces.jsonl`) into `<run_dir>/<domain>/judgements.jsonl`."
     run_dir = Path(run_dir)
-    for name, v in (("reps", reps), ("concurrency", concurrency), ("tries", tries)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1: raise BrightproError(f"{name} must be a positive integer, not {v!r}")
-    names = run_domains(run_dir) if domains is None else parse_domains(domains, run_domains(run_dir))
+    for name, v in (("reps", reps), ("concurrency", concurrency), ("tries", tries)): check_int(v, name)
+    names = domains_in_run(run_dir, domains)
     template, own = load_judge_prompt(prompt_dir), client is None
     client = client if client is not None else LLMClient()
     counts, lines = {}, {}
     try:
-        for name in names: counts[name], lines[name] = _judge_domain(run_dir, name, dataset, client, reps, concurrency, template, tries)
+        for name in names: counts[name], lines[name] = _judge_domain(run_dir, domains[name], client, reps, concurrency, template, tries)
     finally:
         if own: client.close()
-    return Judging(run_dir.name, str(dataset), client.model, reps, prompt_sha256(template), counts, lines)
+    dataset = next(iter(domains.values())).source.dataset
+    return Judging(run_dir.name, str(dataset), client.model, reps, text_digest(template), counts, lines)
 
 # %% ../nbs/11_judge.ipynb #ac35f504
-def _json_ready(x):
-    "NaN -> None, numpy scalars -> Python, recursively."
-    if isinstance(x, dict): return {str(k): _json_ready(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)): return [_json_ready(v) for v in x]
-    if isinstance(x, (np.integer,)): return int(x)
-    if isinstance(x, (float, np.floating)): return None if math.isnan(x) else float(x)
-    return x
-
-def _nanmean(values) -> float:
-    v = np.asarray([x for x in values if x is not None], np.float64)
-    v = v[~np.isnan(v)]
-    return float(v.mean()) if len(v) else float("nan")
-
-def _fmt(v, digits: int = 4) -> str:
-    "A table cell: '-' for a missing value, integers as such, other numbers with `digits` decimals."
-    if v is None or (isinstance(v, float) and math.isnan(v)): return "-"
-    if isinstance(v, (int, np.integer)) and not isinstance(v, bool): return str(int(v))
-    return f"{float(v):.{digits}f}"
-
 def _table(rows: list[tuple[str, dict]], columns: list[tuple], first: str = "domain") -> list[str]:
     "Fixed-width lines: a first column of names, then one column per (header, key) or (header, key, decimals)."
-    w = max([len(first)] + [len(name) for name, _ in rows])
-    cells = [[_fmt(values.get(col[1]), *col[2:]) for col in columns] for _, values in rows]
-    cw = [max([len(col[0])] + [len(c[i]) for c in cells]) for i, col in enumerate(columns)]
-    lines = [f"{first:<{w}} " + " ".join(f"{col[0]:>{c}}" for col, c in zip(columns, cw))]
-    return lines + [f"{name:<{w}} " + " ".join(f"{x:>{c}}" for x, c in zip(row, cw)) for (name, _), row in zip(rows, cells)]
+    frame = pd.DataFrame([[name] + [format_cell(values.get(col[1]), *col[2:]) for col in columns] for name, values in rows],
+                         columns=[first] + [col[0] for col in columns])
+    return text_table(frame, align="l" + "r" * len(columns)).split("\n")
 
 # %% ../nbs/11_judge.ipynb #359f506d
 _SPREAD = ("oq", "oq_std", "oq_min", "oq_max", "rc", "rc_std", "rc_min", "rc_max")
@@ -549,10 +321,10 @@ def summary(self: Judging) -> dict:
     pa, out = self.per_answer(), {}
     for d, c in self.counts.items():
         sub = pa[pa["domain"] == d]
-        out[d] = {**c, "oq": _nanmean(sub["oq"]), "rc": _nanmean(sub["rc"]), **self._agreement([d])}
+        out[d] = {**c, "oq": nan_mean(sub["oq"]), "rc": nan_mean(sub["rc"]), **self._agreement([d])}
     if len(self.counts) > 1:
         total = {k: sum(c[k] for c in self.counts.values()) for k in next(iter(self.counts.values()))}
-        out["overall"] = {**total, "oq": _nanmean(pa["oq"]), "rc": _nanmean(pa["rc"]), **self._agreement(list(self.counts))}
+        out["overall"] = {**total, "oq": nan_mean(pa["oq"]), "rc": nan_mean(pa["rc"]), **self._agreement(list(self.counts))}
     return out
 
 @patch
@@ -572,210 +344,20 @@ def notes(self: Judging) -> list[str]:
 def to_text(self: Judging) -> str:
     "The judging as a table per domain, the agreement between reps, and notes."
     head = (f"judged run: {self.run}   dataset: {self.dataset}   judge model: {self.model}   reps: {self.reps}   "
-            f"prompt sha256: {self.prompt_sha256[:12]}")
+            f"prompt digest: {self.prompt_digest[:12]}")
     cols = [("answers", "answers"), ("judged now", "judged"), ("resumed", "resumed"), ("failed", "failed"), ("OQ", "oq"), ("RC", "rc")]
     summary = self.summary()
     lines = [head] + _table(list(summary.items()), cols)
     if self.reps > 1:
         for d, s in summary.items():
-            lines.append(f"agreement between reps, {d}: OQ exact {_fmt(s['oq_exact_agreement'], 2)}, mean |diff| {_fmt(s['oq_mean_abs_diff'], 2)}; "
-                         f"RC exact {_fmt(s['rc_exact_agreement'], 2)}, mean |diff| {_fmt(s['rc_mean_abs_diff'], 2)} ({s['oq_pairs']} pairs of reps)")
+            lines.append(f"agreement between reps, {d}: OQ exact {format_cell(s['oq_exact_agreement'], 2)}, mean |diff| {format_cell(s['oq_mean_abs_diff'], 2)}; "
+                         f"RC exact {format_cell(s['rc_exact_agreement'], 2)}, mean |diff| {format_cell(s['rc_mean_abs_diff'], 2)} ({s['oq_pairs']} pairs of reps)")
     notes = (["overall: means over all answers"] if len(self.counts) > 1 else []) + self.notes()
     return "\n".join(lines + [f"note: {n}" for n in notes])
 
 @patch
 def to_json(self: Judging) -> str:
     "The judging as JSON: settings, the summary per domain, the per-answer means and spreads, notes."
-    obj = {"run": self.run, "dataset": self.dataset, "judge_model": self.model, "reps": self.reps, "prompt_sha256": self.prompt_sha256,
+    obj = {"run": self.run, "dataset": self.dataset, "judge_model": self.model, "reps": self.reps, "prompt_digest": self.prompt_digest,
            "domains": self.summary(), "per_answer": self.per_answer().to_dict("records"), "notes": self.notes()}
-    return json.dumps(_json_ready(obj), indent=2, ensure_ascii=False)
-
-# %% ../nbs/11_judge.ipynb #59646868
-@dataclass(eq=False)
-class AgenticEvaluation:
-    "The agentic evaluation of one run folder: per query, per answer, per domain and overall."
-    run: str
-    per_query: pd.DataFrame     # domain, qid, R, retrieval metrics, the final answer's citations and judge scores, tokens, cost
-    per_answer: pd.DataFrame    # domain, qid, round, citations and judge scores of every answer
-    domain_means: dict          # {domain: {metric: mean over its queries}}
-    overall: dict               # retrieval metrics: mean of domain means; the rest: mean over all queries
-    counts: dict                # {domain: {traces, queries, failed, unknown, broken_lines, answers, judged_answers, answered, judged, R_distribution}}
-    meta: dict
-    notes: list
-
-    def __repr__(self): return f"AgenticEvaluation({self.run!r}, domains={list(self.domain_means)}, queries={len(self.per_query)})"
-
-# %% ../nbs/11_judge.ipynb #23f2ebc2
-def _retrieval_frame(traces: list[dict], J, ks: list, alpha: float) -> pd.DataFrame:
-    "qid, R, cumulative alpha-nDCG@5R (R = 1, 2, 3) and nDCG/Recall@k over the union, per trace."
-    frame = cumulative_alpha_ndcg(traces, J, alpha=alpha)
-    union = union_scores(traces, J, ks)
-    frame.insert(1, "R", [trace_R(t) for t in traces])
-    return pd.concat([frame, union.drop(columns="qid")], axis=1)
-
-def _judged(run_dir: Path, name: str) -> dict:
-    "{(qid, round): [judgement lines]} of one domain ({} when not judged)."
-    lines, _ = read_jsonl(run_dir/name/JUDGEMENTS_FILE)
-    out = {}
-    for j in lines: out.setdefault(_judge_key(j)[:2], []).append(j)
-    return out
-
-# %% ../nbs/11_judge.ipynb #f61ff7b8
-def _answer_rows(traces: list[dict], dom, judged: dict) -> list[dict]:
-    "One row per answer: its citations (judge-free) and, where judged, OQ and RC over the reps."
-    amap, rows = dom.doc_aspects("per-query"), []
-    for t in traces:
-        q, seen = t["qid"], seen_docs(t)
-        for rnd, text in trace_answers(t):
-            s = rep_summary(judged.get((q, rnd), []))
-            rows.append({"qid": q, "round": rnd, **citation_stats(text, dom.gold.get(q, []), amap.get(q, {}), dom.aspect_weights.get(q, {}), seen),
-                         "reps": s["reps"], "oq": s["oq"], "oq_std": s["oq_std"], "rc": s["rc"], "rc_std": s["rc_std"]})
-    return rows
-
-# %% ../nbs/11_judge.ipynb #ac087831
-ANSWER_COLUMNS = (*CITATION_COLUMNS, "rc", "oq", "aer")
-
-def _final_answers(traces: list[dict], rows: list[dict]) -> tuple[pd.DataFrame, int]:
-    "Per trace: the final answer's citations, RC, OQ and AER (R < 1: AER left out), and how many had R < 1."
-    final = {}
-    for r in rows: final[r["qid"]] = r          # rows run in round order: the last is the final answer
-    out, bad_R = [], 0
-    for t in traces:
-        r, R = final.get(t["qid"], {}), trace_R(t)
-        oq = r.get("oq")
-        if oq is not None and R < 1: bad_R += 1
-        out.append({**{c: r.get(c, np.nan) for c in ANSWER_COLUMNS[:-1]}, "aer": aer(oq, R) if oq is not None and R >= 1 else np.nan})
-    return pd.DataFrame(out, columns=list(ANSWER_COLUMNS)).astype(float), bad_R
-
-def _usage(traces: list[dict]) -> pd.DataFrame:
-    "Tokens (prompt + completion) and cost of each trace."
-    tok = [sum(int(v or 0) for v in t["tokens"].values()) if isinstance(t.get("tokens"), dict) else np.nan for t in traces]
-    cost = [np.nan if t.get("cost") is None else float(t["cost"]) for t in traces]
-    return pd.DataFrame({"tokens": np.asarray(tok, np.float64), "cost": np.asarray(cost, np.float64)})
-
-# %% ../nbs/11_judge.ipynb #277b3993
-def _domain_counts(traces, ok, known, broken, rows) -> dict:
-    "Traces, evaluated queries, failed and unknown ones; answers (every round) and final answers, with how many are judged."
-    final = {r["qid"]: r for r in rows}
-    return {"traces": len(traces), "queries": len(ok), "failed": sum(t.get("status", "ok") != "ok" for t in traces),
-            "unknown": sum(t["qid"] not in known for t in traces), "broken_lines": broken, "answers": len(rows),
-            "judged_answers": sum(r["reps"] > 0 for r in rows), "answered": len(final), "judged": sum(r["reps"] > 0 for r in final.values()),
-            "R_distribution": dict(sorted(Counter(trace_R(t) for t in ok).items()))}
-
-def _evaluate_domain(run_dir: Path, name: str, dataset, ks: list, alpha: float, aspect_map: str) -> tuple:
-    "(per-query frame, per-answer frame, counts, traces with R < 1 and an OQ) of one domain."
-    dom = load_domain(name, dataset)
-    traces, broken = read_traces(run_dir, name)
-    known = set(dom.qids)
-    ok = [t for t in traces if t.get("status", "ok") == "ok" and t["qid"] in known]
-    rows = _answer_rows(ok, dom, _judged(run_dir, name))
-    final, bad_R = _final_answers(ok, rows)
-    pq = pd.concat([_retrieval_frame(ok, domain_judgements(dom, aspect_map), ks, alpha), final, _usage(ok)], axis=1)
-    pq.insert(0, "domain", name)
-    pa = pd.DataFrame(rows, columns=["qid", "round", *CITATION_COLUMNS, "reps", "oq", "oq_std", "rc", "rc_std"])
-    pa.insert(0, "domain", name)
-    return pq, pa, _domain_counts(traces, ok, known, broken, rows), bad_R
-
-# %% ../nbs/11_judge.ipynb #3098c05f
-def _round_means(pa: pd.DataFrame) -> dict:
-    "RC, OQ and cited coverage after each round of a fixed-round run ({} for adaptive answers)."
-    out = {}
-    fixed = pa[pa["round"].notna()]
-    for r in sorted({int(x) for x in fixed["round"]}):
-        sub = fixed[fixed["round"] == r]
-        out.update({f"rc_r{r}": _nanmean(sub["rc"]), f"oq_r{r}": _nanmean(sub["oq"]), f"cited_coverage_r{r}": _nanmean(sub["cited_coverage"])})
-    return out
-
-def _correlation(pa: pd.DataFrame) -> dict:
-    "Pearson and Spearman correlation of cited coverage with the judge's RC over the judged answers (None under 3, or constant)."
-    both = pa[["cited_coverage", "rc"]].astype(float).dropna()
-    if len(both) < 3 or both["cited_coverage"].nunique() < 2 or both["rc"].nunique() < 2:
-        return {"answers": len(both), "pearson": None, "spearman": None}
-    x, y = both["cited_coverage"], both["rc"]
-    return {"answers": len(both), "pearson": float(x.corr(y)), "spearman": float(x.rank().corr(y.rank()))}
-
-# %% ../nbs/11_judge.ipynb #428b9839
-def _retrieval_names(ks: list) -> list[str]:
-    return ["alpha_ndcg@5", "alpha_ndcg@10", "alpha_ndcg@15", *[f"{m}@{k}" for m in ("ndcg", "recall") for k in ks], "R"]
-
-def _means(pq: pd.DataFrame, pa: pd.DataFrame, ks: list) -> dict:
-    "Means over one domain's queries (or over all queries): every metric, per-round RC/OQ, tokens and cost."
-    cols = _retrieval_names(ks) + list(ANSWER_COLUMNS) + ["tokens", "cost"]
-    return {**{c: _nanmean(pq[c]) for c in cols}, **_round_means(pa)}
-
-def _overall(per_domain_pq: dict, pq: pd.DataFrame, pa: pd.DataFrame, ks: list) -> dict:
-    "Retrieval metrics: the mean of the domain means; the answers, AER, tokens and cost: the mean over all queries."
-    out = _means(pq, pa, ks)
-    for c in _retrieval_names(ks): out[c] = macro_mean({d: f[c].tolist() for d, f in per_domain_pq.items()})
-    return out
-
-# %% ../nbs/11_judge.ipynb #4cb8779d
-def _eval_notes(counts: dict, bad_R: dict, meta: dict, judged: bool) -> list[str]:
-    notes = ["overall: alpha-nDCG, nDCG, Recall and R are the mean of the domain means (as the static tables); "
-             "citations, RC, OQ, AER, tokens and cost are the mean over all queries (micro-average, PROTOCOL.md §6)"]
-    for d, c in counts.items():
-        if c["failed"]: notes.append(f"{d}: {c['failed']} failed trace(s) counted and left out")
-        if c["unknown"]: notes.append(f"{d}: {c['unknown']} trace(s) of queries the dataset does not have: left out")
-        if c["broken_lines"]: notes.append(f"{d}: {c['broken_lines']} unreadable trace line(s) skipped")
-        if bad_R.get(d): notes.append(f"{d}: {bad_R[d]} judged answer(s) with R < 1 (no search returned results): AER is undefined and left out")
-    if not any(c["answers"] for c in counts.values()):
-        policy = f" ({meta['policy']} policy)" if meta.get("policy") else ""
-        notes.append(f"no answers in the traces{policy}: citations, RC, OQ and AER are not computed")
-    elif not judged: notes.append("not judged: RC, OQ and AER need `brightpro judge` first")
-    return notes
-
-# %% ../nbs/11_judge.ipynb #819da836
-def _run_settings(run_dir: Path, traces_meta: dict) -> dict:
-    "Protocol, policy, rounds and retriever of the run, from meta.json (else from the traces)."
-    m = run_meta(run_dir)
-    retriever = m.get("retriever")
-    if isinstance(retriever, dict): retriever = retriever.get("name")
-    return {"protocol": m.get("protocol") or traces_meta.get("protocol"), "policy": m.get("policy") or traces_meta.get("policy"),
-            "rounds": m.get("rounds"), "retriever": retriever, "model": m.get("model") if isinstance(m.get("model"), str) else None}
-
-def agentic_eval(run_dir, dataset="sample", k=25, alpha: float = 0.5, aspect_map: str = "harness", domains=None) -> AgenticEvaluation:
-    "Evaluate the traces (and judgements) of a run folder: retrieval per round, citations, RC/OQ/AER, tokens and cost."
-    run_dir, ks, alpha, aspect_map = Path(run_dir), check_ks(k), check_alpha(alpha), check_aspect_map(aspect_map)
-    names = run_domains(run_dir) if domains is None else parse_domains(domains, run_domains(run_dir))
-    pqs, pas, counts, bad_R = {}, {}, {}, {}
-    for d in names: pqs[d], pas[d], counts[d], bad_R[d] = _evaluate_domain(run_dir, d, dataset, ks, alpha, aspect_map)
-    pq, pa = pd.concat(pqs.values(), ignore_index=True), pd.concat(pas.values(), ignore_index=True)
-    first = next((t for d in names for t in read_traces(run_dir, d)[0]), {})
-    meta = {"dataset": str(dataset), "k": ks, "alpha": alpha, "aspect_map": aspect_map, **_run_settings(run_dir, first),
-            "overall": {"retrieval": "mean of the domain means", "answers": "mean over all queries (micro-average)"},
-            "correlation": {d: _correlation(pas[d]) for d in names}}
-    judged = bool(pa["reps"].sum()) if len(pa) else False
-    return AgenticEvaluation(run_dir.name, pq, pa, {d: _means(pqs[d], pas[d], ks) for d in names}, _overall(pqs, pq, pa, ks),
-                             counts, meta, _eval_notes(counts, bad_R, meta, judged))
-
-# %% ../nbs/11_judge.ipynb #1672c2cf
-@patch
-def to_text(self: AgenticEvaluation) -> str:
-    "Tables per domain and overall: retrieval per round, R, answers and citations, RC/OQ per round, tokens and cost; notes."
-    m, ks = self.meta, self.meta["k"]
-    lines = [f"run: {self.run}   dataset: {m['dataset']}   protocol: {m['protocol'] or '-'}   policy: {m['policy'] or '-'}   retriever: {m['retriever'] or '-'}   "
-             f"k: {','.join(map(str, ks))}   alpha: {m['alpha']}   aspect map: {m['aspect_map']}"]
-    rows = [(d, {**v, **self.counts[d]}) for d, v in self.domain_means.items()]
-    total = {k: sum(c[k] for c in self.counts.values()) for k in ("queries", "failed", "answers", "answered", "judged")}
-    rows.append(("overall", {**self.overall, **total}))
-    ret = [("queries", "queries"), ("failed", "failed")] + [(c if c != "R" else "mean R", c) for c in _retrieval_names(ks)]
-    lines += [""] + _table(rows, ret)
-    lines += ["", "R distribution: " + "; ".join(f"{d} " + (", ".join(f"R={r}: {n}" for r, n in c["R_distribution"].items()) or "-")
-                                                 for d, c in self.counts.items())]
-    if total["answers"]:
-        ans = [("answered", "answered"), ("judged", "judged"), ("citations", "citations", 2), ("cited cov", "cited_coverage"),
-               ("gold share", "cited_gold_share"), ("retr share", "cited_retrieved_share"), ("halluc", "hallucinated", 2), ("RC", "rc"), ("OQ", "oq"), ("AER", "aer")]
-        lines += ["", "final answers (fixed: the last round's)"] + _table(rows, ans)
-        per_round = sorted({k for _, v in rows for k in v if re.fullmatch(r"(rc|oq)_r\d+", k)}, key=lambda k: (int(k.split("_r")[1]), k[0] != "r"))
-        if per_round: lines += ["", "after each round"] + _table(rows, [(f"{k[:2].upper()} r{k.split('_r')[1]}", k) for k in per_round])
-    lines += ["", "per query"] + _table(rows, [("tokens", "tokens", 0), ("cost $", "cost")])
-    for d, c in m["correlation"].items():
-        if c["pearson"] is not None: lines.append(f"{d}: cited coverage vs RC over {c['answers']} answers: Pearson {c['pearson']:.3f}, Spearman {c['spearman']:.3f}")
-    return "\n".join(lines + [""] + [f"note: {n}" for n in self.notes])
-
-@patch
-def to_json(self: AgenticEvaluation) -> str:
-    "The evaluation as JSON: settings, per domain (counts and metrics), overall, notes."
-    obj = {"run": self.run, **self.meta, "domains": {d: {"counts": self.counts[d], "metrics": self.domain_means[d]} for d in self.domain_means},
-           "overall": self.overall, "notes": self.notes}
-    return json.dumps(_json_ready(obj), indent=2, ensure_ascii=False)
+    return json.dumps(json_ready(obj), indent=2, ensure_ascii=False)

@@ -6,20 +6,16 @@ Docs: https://brightpro.github.io/brightpro/llm.html.md"""
 
 # %% ../nbs/09_llm.ipynb #337bccbd
 from __future__ import annotations
-import hashlib, json, os, re, socket, sqlite3, threading, time
-from dataclasses import asdict, dataclass, field, fields, replace
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import json, os, re, sqlite3, threading, time
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from fastcore.basics import patch
 
-from .core import BrightproError
+from .core import BrightproError, check_int, json_digest, one_line
 
 # %% auto #0
-__all__ = ['LLMError', 'ToolCall', 'make_tool_call', 'parse_text_tool_calls', 'ChatReply', 'cache_key', 'LLMCache', 'Reply',
-           'text_reply', 'tool_calls_reply', 'tool_reply', 'error_reply', 'slow_reply', 'drop_connection',
-           'malformed_reply', 'empty_reply', 'length_reply', 'text_tool_call_reply', 'LocalChatServer', 'LLMClient']
+__all__ = ['LLMError', 'ToolCall', 'make_tool_call', 'parse_text_tool_calls', 'ChatReply', 'cache_key', 'LLMCache', 'LLMClient']
 
 # %% ../nbs/09_llm.ipynb #179a1a03
 class LLMError(BrightproError):
@@ -161,9 +157,8 @@ def from_dict(cls: ChatReply, d: dict, **changes) -> ChatReply:
 
 # %% ../nbs/09_llm.ipynb #376c9e89
 def cache_key(request: dict) -> str:
-    "SHA-256 of the canonical JSON of a request (model, messages, tools, response format, sampling settings)."
-    text = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    "The digest of a request's canonical JSON (model, messages, tools, response format, sampling settings)."
+    return json_digest(request)
 
 # %% ../nbs/09_llm.ipynb #c88b19f8
 class LLMCache:
@@ -207,192 +202,12 @@ def __contains__(self: LLMCache, key: str) -> bool: return self.get(key) is not 
 def close(self: LLMCache):
     with self._lock: self._con.close()
 
-# %% ../nbs/09_llm.ipynb #fb45b9ff
-@dataclass
-class Reply:
-    "One scripted answer of LocalChatServer: an assistant `message`, or a raw `status`/`body`/`headers`."
-    message: dict | None = None
-    finish_reason: str = "stop"
-    status: int = 200
-    body: object = None            # a dict (sent as JSON), str or bytes (sent as is)
-    headers: dict = field(default_factory=dict)
-    delay: float = 0.0             # seconds to wait before answering
-    drop: bool = False             # close the connection without answering
-
-# %% ../nbs/09_llm.ipynb #2d800f9e
-def text_reply(content: str, finish_reason: str = "stop") -> Reply:
-    "The model answers with text."
-    return Reply({"role": "assistant", "content": content}, finish_reason)
-
-def tool_calls_reply(calls: list, content: str | None = None) -> Reply:
-    "The model calls functions: `calls` is a list of (name, arguments) pairs."
-    tool_calls = [{"id": "", "type": "function", "function": {"name": name, "arguments": args if isinstance(args, str)
-                   else json.dumps(args, ensure_ascii=False)}} for name, args in calls]
-    return Reply({"role": "assistant", "content": content, "tool_calls": tool_calls}, "tool_calls")
-
-def tool_reply(name: str, arguments, content: str | None = None) -> Reply:
-    "The model calls one function."
-    return tool_calls_reply([(name, arguments)], content)
-
-# %% ../nbs/09_llm.ipynb #0ebca8ca
-def error_reply(status: int, body=None, headers: dict | None = None) -> Reply:
-    "An HTTP error; the body defaults to OpenAI's `{\"error\": {...}}` shape."
-    if body is None: body = {"error": {"message": HTTPStatus(status).phrase, "type": "error", "code": status}}
-    return Reply(status=status, body=body, headers=dict(headers or {}))
-
-def slow_reply(seconds: float, reply: Reply | None = None) -> Reply:
-    "`reply` (default: a short text) after `seconds`."
-    return replace(reply or text_reply("slow answer"), delay=seconds)
-
-def drop_connection() -> Reply:
-    "Close the connection without sending a response."
-    return Reply(drop=True)
-
-def malformed_reply() -> Reply:
-    "Status 200 with a body that is not valid JSON."
-    return Reply(body='{"id": "chatcmpl-broken", "choices": [{"message": ')
-
-# %% ../nbs/09_llm.ipynb #1d7fd8d7
-def empty_reply() -> Reply:
-    "A reply with neither text nor tool calls."
-    return text_reply("")
-
-def length_reply(content: str) -> Reply:
-    "A reply cut off at the token limit (`finish_reason` `length`)."
-    return text_reply(content, "length")
-
-def text_tool_call_reply(name: str, arguments: dict, style: str = "tag") -> Reply:
-    "A tool call written into the text: a `<tool_call>` block (`tag`) or a bare JSON object (`bare`)."
-    call = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
-    if style not in ("tag", "bare"): raise ValueError(f"style must be 'tag' or 'bare', not {style!r}")
-    return text_reply(f"<tool_call>\n{call}\n</tool_call>" if style == "tag" else call)
-
-# %% ../nbs/09_llm.ipynb #816fcfea
-def _words(x) -> int:
-    if isinstance(x, str): return len(x.split())
-    if isinstance(x, list): return sum(_words(p.get("text") if isinstance(p, dict) else p) for p in x)
-    return 0
-
-def _completion(request: dict, reply: Reply) -> dict:
-    "The chat.completion JSON for `reply` to `request`."
-    n, msg = len(request.get("messages") or []), dict(reply.message)
-    if msg.get("tool_calls"): msg["tool_calls"] = [{**c, "id": f"call_{n}_{i}"} for i, c in enumerate(msg["tool_calls"])]
-    prompt = sum(_words(m.get("content")) for m in request.get("messages") or [] if isinstance(m, dict))
-    done = _words(msg.get("content")) + sum(_words(c["function"]["arguments"]) for c in msg.get("tool_calls") or [])
-    return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": request.get("model", ""),
-            "choices": [{"index": 0, "message": msg, "finish_reason": reply.finish_reason, "logprobs": None}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}}
-
-# %% ../nbs/09_llm.ipynb #0b40e0c2
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads, request_queue_size = True, 128
-    def handle_error(self, request, client_address): pass   # a client that gave up (timeout tests) is not a failure
-
-class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args): pass
-    def do_GET(self): self.server.owner._get(self)
-    def do_POST(self): self.server.owner._post(self)
-
-def _send(h: BaseHTTPRequestHandler, status: int, body=None, headers: dict | None = None):
-    "Write one response; a client that already left is ignored."
-    if isinstance(body, bytes): data = body
-    elif isinstance(body, str): data = body.encode()
-    else: data = b"" if body is None else json.dumps(body).encode()
-    try:
-        h.send_response(status)
-        h.send_header("Content-Type", "application/json"); h.send_header("Content-Length", str(len(data)))
-        for k, v in (headers or {}).items(): h.send_header(k, str(v))
-        h.end_headers(); h.wfile.write(data)
-    except OSError: pass
-
-# %% ../nbs/09_llm.ipynb #dd7018e5
-class LocalChatServer:
-    "A real OpenAI-compatible chat server on 127.0.0.1 answering from `responder` (a list of replies, or a function)."
-    def __init__(self, responder=None, delay: float = 0.0, models=None, api_key: str | None = None):
-        self.responder, self.delay, self.models, self._api_key = responder, delay, models, api_key
-        self._script = list(responder) if isinstance(responder, (list, tuple)) else None
-        self.requests, self.headers = [], []
-        self.auth_count = self.in_flight = self.max_in_flight = 0
-        self._lock = threading.Lock()
-        self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
-        self._httpd.owner = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-
-    def __repr__(self): return f"LocalChatServer(requests={len(self.requests)}, max_in_flight={self.max_in_flight})"
-    def close(self): self._httpd.shutdown(); self._httpd.server_close()
-    def __enter__(self): return self
-    def __exit__(self, *exc): self.close()
-
-# %% ../nbs/09_llm.ipynb #af8c6f98
-@patch(as_prop=True)
-def base_url(self: LocalChatServer) -> str: return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-@patch(as_prop=True)
-def count(self: LocalChatServer) -> int: return len(self.requests)
-
-# %% ../nbs/09_llm.ipynb #f82cec9b
-@patch
-def _next_reply(self: LocalChatServer, request: dict) -> Reply:
-    if self._script is not None:
-        with self._lock:
-            if self._script: return self._script.pop(0)
-        return error_reply(500, {"error": {"message": "LocalChatServer: the scripted replies ran out"}}, {"x-should-retry": "false"})
-    out = self.responder(request) if callable(self.responder) else "ok" if self.responder is None else self.responder
-    if isinstance(out, Reply): return out
-    return Reply(body=out) if isinstance(out, dict) else text_reply(str(out))
-
-# %% ../nbs/09_llm.ipynb #280d3f3f
-@patch
-def _refusal(self: LocalChatServer, h, model: str | None) -> Reply | None:
-    "A 401 for a wrong key, a 404 for a model not served, or None."
-    if self._api_key is not None and h.headers.get("Authorization") != f"Bearer {self._api_key}":
-        return error_reply(401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error", "code": "invalid_api_key"}})
-    if model is not None and self.models is not None and model not in self.models:
-        return error_reply(404, {"error": {"message": f"The model `{model}` does not exist.", "type": "NotFoundError", "code": 404}})
-    return None
-
-@patch
-def _get(self: LocalChatServer, h):
-    if not h.path.rstrip("/").endswith("/models"): return _send(h, 404, {"error": {"message": f"no route {h.path}"}})
-    if (no := self._refusal(h, None)) is not None: return _send(h, no.status, no.body)
-    _send(h, 200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "brightpro"} for m in self.models or ["local-model"]]})
-
-# %% ../nbs/09_llm.ipynb #53d39b71
-@patch
-def _post(self: LocalChatServer, h):
-    "Record a chat request, then answer it (counting it in flight meanwhile)."
-    body = h.rfile.read(int(h.headers.get("Content-Length") or 0))
-    if not h.path.rstrip("/").endswith("/chat/completions"): return _send(h, 404, {"error": {"message": f"no route {h.path}"}})
-    try: request = json.loads(body)
-    except ValueError: return _send(h, 400, {"error": {"message": "the request body is not JSON"}})
-    with self._lock:
-        self.requests.append(request)
-        self.headers.append({k: v for k, v in h.headers.items() if k.lower() != "authorization"})
-        self.auth_count += "Authorization" in h.headers
-        self.in_flight += 1; self.max_in_flight = max(self.max_in_flight, self.in_flight)
-    try: self._answer(h, request)
-    finally:
-        with self._lock: self.in_flight -= 1
-
-@patch
-def _answer(self: LocalChatServer, h, request: dict):
-    reply = self._refusal(h, request.get("model")) or self._next_reply(request)
-    time.sleep(self.delay + reply.delay)
-    if reply.drop:
-        h.close_connection = True
-        try: h.connection.shutdown(socket.SHUT_RDWR)
-        except OSError: pass
-        return
-    _send(h, reply.status, _completion(request, reply) if reply.message is not None else reply.body, reply.headers)
-
 # %% ../nbs/09_llm.ipynb #478462d1
 def _check_settings(timeout, max_retries, concurrency, price_in, price_out):
-    if not (isinstance(timeout, (int, float)) and timeout > 0): raise BrightproError(f"the LLM timeout must be a positive number of seconds, not {timeout!r}")
-    if not (isinstance(max_retries, int) and max_retries >= 0): raise BrightproError(f"max_retries must be a non-negative integer, not {max_retries!r}")
-    if not (isinstance(concurrency, int) and concurrency >= 1): raise BrightproError(f"concurrency must be a positive integer, not {concurrency!r}")
+    if isinstance(timeout, bool) or not (isinstance(timeout, (int, float)) and timeout > 0): raise BrightproError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    check_int(max_retries, "max_retries", minimum=0); check_int(concurrency, "concurrency")
     for name, p in (("price_in", price_in), ("price_out", price_out)):
-        if p is not None and not (isinstance(p, (int, float)) and p >= 0): raise BrightproError(f"{name} must be dollars per million tokens (>= 0), not {p!r}")
+        if p is not None and not (isinstance(p, (int, float)) and p >= 0): raise BrightproError(f"{name} must be dollars per million tokens (>= 0), got {p!r}")
 
 # %% ../nbs/09_llm.ipynb #93d0c8d5
 class LLMClient:
@@ -444,10 +259,9 @@ def _detail(e) -> str:
 @patch
 def _one_line(self: LLMClient, msg: str, status: int | None = None) -> LLMError:
     "An LLMError with `msg` on one line, any trace of the key replaced, at most 500 characters."
-    msg = " ".join(str(msg).split())
-    key = self._client.api_key
+    msg, key = one_line(msg, limit=10**9), self._client.api_key
     if isinstance(key, str) and len(key) >= 4: msg = msg.replace(key, "***")
-    return LLMError(msg if len(msg) <= 500 else msg[:497] + "...", status)
+    return LLMError(one_line(msg), status)
 
 # %% ../nbs/09_llm.ipynb #ea816253
 @patch

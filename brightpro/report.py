@@ -335,9 +335,11 @@ def build_report(dataset="sample", # 'sample', 'hub' or a dataset folder
     layout, seconds, t = Layout(check_writable_dir(out)), {}, time.time()
     layout.out.mkdir(parents=True, exist_ok=True)
     say = echo or (lambda line: None)
-    loaded = load_domains(s["domains"], s["dataset"])   # once: every stage takes these
+    everything = load_domains("all" if s["agent"] else s["domains"], s["dataset"])   # once: every stage takes these
+    loaded = {d: everything[d] for d in s["domains"]}                                 # (the agent's subset is drawn over all)
     evaluated = prepare_results(loaded, retrievers=s["retrievers"], layout=layout, agent=s["agent"], k_values=s["k_values"],
-                                alpha=s["alpha"], baseline=s["baseline"], dataset=s["dataset"], force=force, cache_dir=cache_dir)
+                                alpha=s["alpha"], baseline=s["baseline"], dataset=s["dataset"], population=everything, force=force,
+                                cache_dir=cache_dir)
     seconds["results"], t = round(time.time() - t, 3), time.time()
     say("results: " + ", ".join(f"{d} {v if v in ('written', 'up to date') else 'failed'}" for d, v in evaluated.items()))
     pages = _domain_pages(layout, s, evaluated, force, echo)

@@ -21,7 +21,7 @@ from .runs import Run
 from .evaluate import evaluate_runs, load_run_for_domains
 from .retrieve import retrieve, run_slug
 from .agent import run_agent, select_qids
-from .judge import agentic_eval
+from .agentic import agentic_eval
 
 # %% auto #0
 __all__ = ['RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD',
@@ -134,10 +134,10 @@ def static_results(domain, runs: dict, ks, alpha: float = 0.5, aspect_map: str =
     return first(pq), first(asp)
 
 # %% ../nbs/12_results.ipynb #b5eccffa18
-def agent_qids(loaded: dict, dataset="sample") -> tuple[dict, str | None]:
+def agent_qids(loaded: dict, population: dict | None = None) -> tuple[dict, str | None]:
     "({domain: qids}, subset) the prf agent runs: the agentic subset where the dataset allows it, else every query."
-    try: return select_qids(loaded, None, "agentic", dataset), "agentic"
-    except BrightproError: return select_qids(loaded, None, None, dataset), None
+    try: return select_qids(loaded, subset="agentic", population=population), "agentic"
+    except BrightproError: return select_qids(loaded), None
 
 def agent_done(folder, qids: dict) -> bool:
     "True when `folder` has a meta.json and an 'ok' trace of every query of `qids` ({domain: [qid]})."
@@ -151,27 +151,28 @@ def agent_done(folder, qids: dict) -> bool:
 
 # %% ../nbs/12_results.ipynb #ee1cc777
 def prepare_agent(domains: dict[str, Domain], retrievers, layout: Layout, *,
-                  dataset="sample", # the dataset `domains` come from, as `run_agent` takes it
+                  population: dict | None = None, # every loaded domain of the dataset, which the agentic subset is drawn over
                   cache_dir=None, # where indexes and embeddings are cached
                   force: bool = False, # rerun agent runs that are complete
                  ) -> dict[str, str]:
     "Stage 2: the prf agent of each retriever over the loaded `domains` ({name: Domain}) into `<out>/agent/<retriever>/`; {retriever: status}."
-    qids, subset = agent_qids(domains, dataset)
+    qids, subset = agent_qids(domains, population)
     out = {}
     for r in retrievers:
         folder = layout.agent/run_slug(r)
         if force: shutil.rmtree(folder, ignore_errors=True)
         if agent_done(folder, qids): out[r] = "up to date"; continue
-        run_agent(dataset, list(domains), r, protocol="fixed", rounds=3, policy="prf", subset=subset, out=folder, cache_dir=cache_dir)
+        run_agent(domains, retriever=r, protocol="fixed", rounds=3, policy="prf", subset=subset, population=population, out=folder,
+                  cache_dir=cache_dir)
         out[r] = "written"
     return out
 
 # %% ../nbs/12_results.ipynb #b5eccffa10
-def agent_results(domain, agents: dict, dataset="sample", alpha: float = 0.5, aspect_map: str = "harness") -> tuple[pd.DataFrame, pd.DataFrame]:
+def agent_results(domain, agents: dict, alpha: float = 0.5, aspect_map: str = "harness") -> tuple[pd.DataFrame, pd.DataFrame]:
     "Per query and per answer frames of every agent run folder in `agents` ({name: folder}) on `domain`; empty frames without agents."
     pqs, pas = [pd.DataFrame(columns=AGENT_LEAD + ["qid"])], [pd.DataFrame(columns=AGENT_LEAD + ["qid", "round"])]
     for n, folder in agents.items():
-        ae = agentic_eval(folder, dataset, k=AGENT_K, alpha=alpha, aspect_map=aspect_map, domains=[domain.name])
+        ae = agentic_eval(folder, {domain.name: domain}, k=AGENT_K, alpha=alpha, aspect_map=aspect_map)
         lead = {"agent": n, "retriever": ae.meta.get("retriever") or n, "policy": ae.meta.get("policy"), "protocol": ae.meta.get("protocol")}
         for frames, df in ((pqs, ae.per_query), (pas, ae.per_answer)):
             frames.append(df.drop(columns="domain").assign(**lead)[AGENT_LEAD + [c for c in df.columns if c != "domain"]])
@@ -193,7 +194,7 @@ def write_results(domain: Domain, runs: dict, agents: dict, folder, *,
                   alpha: float = 0.5, # alpha-nDCG's redundancy penalty
                   aspect_map: str = "harness", # 'harness' or 'per-query'
                   baseline=None, # the run the others are compared with (None, or not among `runs`: the first run)
-                  dataset="sample", # the dataset `domain` comes from, as the manifest records it and `agentic_eval` takes it
+                  dataset="sample", # the dataset `domain` comes from, as the manifest records it
                   force: bool = False, # write even when up to date
                  ) -> str:
     "Evaluate `domain`'s run folders `runs` and agent folders `agents` into `folder`; 'written' or 'up to date'."
@@ -203,7 +204,7 @@ def write_results(domain: Domain, runs: dict, agents: dict, folder, *,
     fp = results_fingerprint(domain, runs, agents, ks=ks, alpha=alpha, aspect_map=aspect_map, baseline=baseline)
     if not force and _read_json(folder/MANIFEST).get("fingerprint") == fp: return "up to date"
     pq, asp = static_results(domain, runs, ks, alpha, aspect_map)
-    apq, apa = agent_results(domain, agents, dataset, alpha, aspect_map)
+    apq, apa = agent_results(domain, agents, alpha, aspect_map)
     frames = {"per_query": pq, "aspects": asp, "queries": query_table(domain), "agent": apq, "answers": apa}
     tmp = folder.with_name(f".{folder.name}.new")
     shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
@@ -269,13 +270,14 @@ def prepare_results(domains: dict[str, Domain], *,
                     k_values=(5, 10, 25, 50), # the cut-offs the pages use (ROUND_KS are added)
                     alpha: float = 0.5, # alpha-nDCG's redundancy penalty
                     baseline=None, # the run the others are compared with (None: the first retriever)
-                    dataset="sample", # the dataset `domains` come from, as the agent stage and the manifests take it
+                    dataset="sample", # the dataset `domains` come from, as the manifests record it
+                    population: dict | None = None, # every loaded domain of the dataset, which the agentic subset is drawn over
                     force: bool = False, # redo every stage
                     cache_dir=None, # where indexes and embeddings are cached
                    ) -> dict:
     "Stages 1-3 for the loaded `domains` ({name: Domain}): {domain: 'written' or 'up to date', or the error of its evaluation}."
     prepare_runs(domains, retrievers, layout, cache_dir=cache_dir, force=force)
-    if agent: prepare_agent(domains, retrievers, layout, dataset=dataset, cache_dir=cache_dir, force=force)
+    if agent: prepare_agent(domains, retrievers, layout, population=population, cache_dir=cache_dir, force=force)
     ks, out = sorted(set(check_ks(k_values)) | set(ROUND_KS)), {}
     for d, dom in progress(domains.items(), desc="evaluate", unit="domain"):
         runs, agents = domain_runs(layout, retrievers, d), domain_agents(layout, retrievers, d) if agent else {}

@@ -10,7 +10,7 @@ os.environ.setdefault("BRIGHTPRO_PROGRESS", "0")
 # Caches (memory-mapped corpora, indexes, embeddings) go to a fresh folder, never the user's.
 os.environ["BRIGHTPRO_CACHE"] = tempfile.mkdtemp(prefix="brightpro-test-cache-")
 
-from brightpro.llm import LocalChatServer   # after the environment above: nothing may reach the hub
+from brightpro.scripted_llm import LocalChatServer   # after the environment above: nothing may reach the hub
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent/"shared"/"data"

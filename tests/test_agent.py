@@ -8,11 +8,12 @@ import gzip, json, os, random, re, signal, subprocess, sys, time
 import pytest
 
 from brightpro.core import DOMAINS, BrightproError
-from brightpro.data import load_domain
-from brightpro.agent import (LLMPolicy, PRFPolicy, QueryTrace, SearchTool, agentic_subset, evidence_docids, load_prompts,
-                             load_snippet_tokenizer, read_traces, run_agent, run_query)
-from brightpro.llm import (LLMClient, LLMError, empty_reply, error_reply, length_reply, text_reply,
-                           text_tool_call_reply, tool_calls_reply, tool_reply)
+from brightpro.data import load_domain, load_domains
+from brightpro.agent import LLMPolicy, PRFPolicy, QueryTrace, SearchTool, agentic_subset, load_snippet_tokenizer, run_agent, run_query
+from brightpro.llm import LLMClient, LLMError
+from brightpro.prompts import load_prompts
+from brightpro.scripted_llm import empty_reply, error_reply, length_reply, text_reply, text_tool_call_reply, tool_calls_reply, tool_reply
+from brightpro.traces import read_traces, round_union
 from brightpro.retrievers import Retriever
 
 from conftest import SHARED_DATA
@@ -84,8 +85,8 @@ def test_requests_carry_the_tool_schema_and_the_whole_conversation(server, tool,
     # the evidence-only answer after round 2: one user message with the question and the union as [docid] snippet
     (msg,) = answer_calls[1]["messages"]
     assert msg["role"] == "user" and question in msg["content"]
-    for d in evidence_docids(trace["rounds"], 2): assert f"[{d}] {tool.snippet(d)}" in msg["content"]
-    assert trace["answers"][1]["evidence"] == evidence_docids(trace["rounds"], 2)
+    for d in round_union(trace["rounds"], 2): assert f"[{d}] {tool.snippet(d)}" in msg["content"]
+    assert trace["answers"][1]["evidence"] == round_union(trace["rounds"], 2)
 
 
 def test_scripted_searches_give_exactly_the_retrievers_rankings(server, tool, biology):
@@ -97,7 +98,7 @@ def test_scripted_searches_give_exactly_the_retrievers_rankings(server, tool, bi
                                                                                  enumerate(queries(biology.query_text["0"].split("\n")[0]))]
     assert trace["R"] == 3 and not trace["stopped_early"] and trace["status"] == "ok" and trace["errors"] == []
     assert [a["round"] for a in trace["answers"]] == [1, 2, 3] and trace["answer"] is None
-    assert [len(a["evidence"]) for a in trace["answers"]] == [len(evidence_docids(trace["rounds"], r)) for r in (1, 2, 3)]
+    assert [len(a["evidence"]) for a in trace["answers"]] == [len(round_union(trace["rounds"], r)) for r in (1, 2, 3)]
 
 
 def test_several_searches_in_one_round_all_run_and_the_last_counts(server, tool):
@@ -218,13 +219,13 @@ def test_adaptive_cap(server, tool):
 def test_a_refused_request_fails_only_its_query_and_a_dead_endpoint_stops_the_run(server, tmp_path):
     srv = server(model(lambda r: error_reply(400, {"error": {"message": "maximum context length exceeded"}})
                        if "wrinkle" in r["messages"][1]["content"] else tool_reply("search", {"query": "x"})))
-    res = run_agent(domains="biology", rounds=1, client=client_for(srv), out=tmp_path/"a", snippet_tokenizer="approx")
+    res = run_agent(load_domains("biology"), rounds=1, client=client_for(srv), out=tmp_path/"a", snippet_tokenizer="approx")
     traces = {t["qid"]: t for t in read_traces(tmp_path/"a"/"biology"/"traces.jsonl")}
     assert res.domains[0]["failed"] == 1 and traces["1"]["status"] == "failed" and "context length" in traces["1"]["errors"][0]
     assert all(t["status"] == "ok" for q, t in traces.items() if q != "1")
     dead = server(model(lambda r: error_reply(401)))
     with pytest.raises(LLMError, match="rejected the API key"):
-        run_agent(domains="biology", rounds=1, client=client_for(dead), out=tmp_path/"b", snippet_tokenizer="approx", concurrency=2)
+        run_agent(load_domains("biology"), rounds=1, client=client_for(dead), out=tmp_path/"b", snippet_tokenizer="approx", concurrency=2)
     assert all(t["status"] == "failed" for t in read_traces(tmp_path/"b"/"biology"/"traces.jsonl"))
 
 
@@ -232,7 +233,7 @@ def test_a_refused_request_fails_only_its_query_and_a_dead_endpoint_stops_the_ru
 
 @pytest.mark.parametrize("protocol", ["fixed", "adaptive"])
 def test_prf_runs_offline_and_never_repeats_a_search(tmp_path, protocol):
-    res = run_agent(policy="prf", protocol=protocol, rounds=3, out=tmp_path, snippet_tokenizer="approx", concurrency=2)
+    res = run_agent(load_domains(), policy="prf", protocol=protocol, rounds=3, out=tmp_path, snippet_tokenizer="approx", concurrency=2)
     assert res.meta["policy"] == "prf" and res.meta["model"] is None and res.meta["prompts"] is None
     for d in DOMAINS:
         traces = read_traces(tmp_path/d/"traces.jsonl")
@@ -256,17 +257,17 @@ def test_prf_window_slides_to_a_new_query(tool):
 def test_meta_and_resume_refuses_other_settings(server, tmp_path):
     srv = server(searches_then_stop(lambda t: [t]))
     client = client_for(srv, cache=tmp_path/"cache.sqlite")
-    run_agent(domains="biology", rounds=1, client=client, qids="0,1", out=tmp_path/"run", snippet_tokenizer="approx")
+    run_agent(load_domains("biology"), rounds=1, client=client, qids="0,1", out=tmp_path/"run", snippet_tokenizer="approx")
     meta = json.loads((tmp_path/"run"/"meta.json").read_text())
     assert meta["protocol"] == "fixed" and meta["rounds"] == 1 and meta["model"]["name"] == "local-model"
-    assert set(meta["prompts"]["files"]) == {"agent.md", "answer.md"} and len(meta["prompts"]["sha256"]) == 64
+    assert set(meta["prompts"]["files"]) == {"agent.md", "answer.md"} and len(meta["prompts"]["digest"]) == 32
     assert meta["snippet_tokenizer"]["name"] == "approximation" and meta["qids"] == {"biology": ["0", "1"]}
     assert meta["retriever"]["name"] == "bm25-bright" and meta["retriever"]["metadata"]["biology"]["k1"] == 0.9
     with pytest.raises(BrightproError, match=r"other settings \(rounds: 1 -> 2\)"):
-        run_agent(domains="biology", rounds=2, client=client, qids="0,1", out=tmp_path/"run", snippet_tokenizer="approx")
+        run_agent(load_domains("biology"), rounds=2, client=client, qids="0,1", out=tmp_path/"run", snippet_tokenizer="approx")
     (tmp_path/"p").mkdir(); (tmp_path/"p"/"agent.md").write_text("Search, then answer.")
     with pytest.raises(BrightproError, match="prompts:"):
-        run_agent(domains="biology", rounds=1, client=client, qids="0,1", out=tmp_path/"run", snippet_tokenizer="approx", prompt_dir=tmp_path/"p")
+        run_agent(load_domains("biology"), rounds=1, client=client, qids="0,1", out=tmp_path/"run", snippet_tokenizer="approx", prompt_dir=tmp_path/"p")
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -281,22 +282,22 @@ def test_meta_and_resume_refuses_other_settings(server, tmp_path):
     (dict(policy="prf", subset="agentic", qids="0"), "not both"),
     (dict(policy="prf", concurrency=0), "concurrency must be a positive integer"),
     (dict(policy="prf", retriever="bm99"), "unknown retriever"),
-    (dict(policy="prf", out=None), "needs `out`"),
+    (dict(policy="prf", out=None), "out is required"),
 ])
 def test_bad_settings_are_one_clear_line(tmp_path, kwargs, message):
     with pytest.raises(BrightproError, match=re.escape(message)) as e:
-        run_agent(**{"domains": "biology", "out": tmp_path/"x", **kwargs})
+        run_agent(load_domains("biology"), **{"out": tmp_path/"x", **kwargs})
     assert "\n" not in str(e.value)
     assert not (tmp_path/"x").exists()
 
 
 def test_a_torn_last_line_is_cut_and_the_file_ends_sorted(tmp_path):
-    run_agent(policy="prf", domains="biology", rounds=2, qids="0,1,2", out=tmp_path, snippet_tokenizer="approx")
+    run_agent(load_domains("biology"), policy="prf", rounds=2, qids="0,1,2", out=tmp_path, snippet_tokenizer="approx")
     path = tmp_path/"biology"/"traces.jsonl"
     whole = path.read_bytes()
     lines = whole.split(b"\n")[:-1]
     path.write_bytes(lines[2] + b"\n" + lines[0] + b"\n" + lines[1][:40])   # out of order, the last line torn
-    res = run_agent(policy="prf", domains="biology", rounds=2, qids="0,1,2", out=tmp_path, snippet_tokenizer="approx")
+    res = run_agent(load_domains("biology"), policy="prf", rounds=2, qids="0,1,2", out=tmp_path, snippet_tokenizer="approx")
     assert path.read_bytes() == whole and res.domains[0]["skipped"] == 2 and res.domains[0]["done"] == 1
 
 
@@ -329,7 +330,7 @@ def test_a_real_tokenizer_cuts_at_its_token_offsets():
 
 def test_queries_run_concurrently(server, tmp_path):
     srv = server(searches_then_stop(lambda t: [t]), delay=0.1)
-    run_agent(domains="biology", rounds=1, client=client_for(srv, concurrency=6), out=tmp_path, snippet_tokenizer="approx", concurrency=6)
+    run_agent(load_domains("biology"), rounds=1, client=client_for(srv, concurrency=6), out=tmp_path, snippet_tokenizer="approx", concurrency=6)
     assert srv.max_in_flight > 1 and srv.count == 12
 
 
@@ -338,10 +339,11 @@ def test_queries_run_concurrently(server, tmp_path):
 DRIVER = '''
 import sys
 from brightpro.agent import run_agent
+from brightpro.data import load_domains
 from brightpro.llm import LLMClient
 base_url, out, cache = sys.argv[1:4]
 client = LLMClient(base_url, "local-model", cache=cache, max_retries=0)   # the key comes from BRIGHTPRO_LLM_API_KEY
-res = run_agent(domains="biology,economics", rounds=2, client=client, out=out, snippet_tokenizer="approx", concurrency=2)
+res = run_agent(load_domains("biology,economics"), rounds=2, client=client, out=out, snippet_tokenizer="approx", concurrency=2)
 print(res.to_json())
 '''
 

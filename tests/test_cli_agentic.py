@@ -6,7 +6,7 @@ import json, math
 import pytest
 
 from brightpro.data import load_domain
-from brightpro.llm import LocalChatServer, text_reply, tool_reply
+from brightpro.scripted_llm import LocalChatServer, text_reply, tool_reply
 from conftest import run_cli
 
 KEY = "sk-test-NEVER-ON-DISK-4242"

@@ -9,12 +9,24 @@ import pytest
 import pytrec_eval
 
 from brightpro.core import BrightproError
-from brightpro.llm import LLMClient, LLMError, error_reply, text_reply
+from brightpro.llm import LLMClient, LLMError
+from brightpro.scripted_llm import error_reply, text_reply
 from brightpro.metrics import Judgements
-from brightpro.judge import (agentic_eval, aer, cited_ids, citation_stats, cumulative_alpha_ndcg, judge_answer, judge_run,
-                             macro_mean, micro_mean, reasoning_completeness, rep_agreement, round_union, union_scores, weighted_coverage)
+from brightpro.data import load_domains
+from brightpro.judge import judge_answer, judge_run, reasoning_completeness, rep_agreement, weighted_coverage
+from brightpro.agentic import agentic_eval, aer, cited_ids, citation_stats, cumulative_alpha_ndcg, macro_mean, micro_mean, union_scores
+from brightpro.traces import round_union, run_domains
 
 SECRET = "sk-judge-DISTINCTIVE-5d1e9a0c77"
+
+
+def _domains(run, dataset) -> dict:
+    "The loaded domains of a run folder (the command line resolves them once the same way)."
+    return load_domains(run_domains(run), dataset)
+
+def _judge_run(run, dataset, client=None, **kwargs): return judge_run(run, _domains(run, dataset), client=client, **kwargs)
+
+def _agentic_eval(run, dataset, **kwargs): return agentic_eval(run, _domains(run, dataset), **kwargs)
 
 
 # --- a hand-made dataset (JSON mirror layout) and run folder --------------------------------------------------------
@@ -299,7 +311,7 @@ def test_judge_run_writes_lines_and_resume_makes_no_request(server, dataset, tmp
     run = write_run(tmp_path/"run", {"biology": [BIO0, BIO1], "economics": [ECO0]})
     srv = server(scripted)
     with client_for(srv) as client:
-        judging = judge_run(run, dataset, client, concurrency=4)
+        judging = _judge_run(run, dataset, client, concurrency=4)
         assert srv.count == 9                                                  # 3 queries x 3 rounds
         lines = [json.loads(l) for l in (run/"biology"/"judgements.jsonl").read_text().splitlines()]
         assert [(j["qid"], j["round"], j["rep"]) for j in lines] == [("0", 1, 1), ("0", 2, 1), ("0", 3, 1), ("1", 1, 1), ("1", 2, 1), ("1", 3, 1)]
@@ -307,7 +319,7 @@ def test_judge_run_writes_lines_and_resume_makes_no_request(server, dataset, tmp
                                   "weighted_coverage", "tries", "error"]
         assert lines[0]["overall_quality"] == 5 and lines[0]["rc"] == 5 and lines[0]["aspect_scores"] == {"a1": 1.0, "a2": 1.0}
         before = (run/"biology"/"judgements.jsonl").read_bytes()
-        again = judge_run(run, dataset, client)
+        again = _judge_run(run, dataset, client)
         assert srv.count == 9                                                  # the second run makes zero requests
         assert again.counts["biology"]["resumed"] == 6 and again.counts["biology"]["judged"] == 0
         assert (run/"biology"/"judgements.jsonl").read_bytes() == before
@@ -321,12 +333,12 @@ def test_resume_after_the_endpoint_fails_and_after_a_half_written_line(server, d
     run = write_run(tmp_path/"run", {"biology": [BIO0, BIO1]})
     srv = server([text_reply(reply({"a1": 1, "a2": 1}, 4))] * 2 + [error_reply(500)])
     with client_for(srv) as client, pytest.raises(LLMError, match="HTTP 500"):
-        judge_run(run, dataset, client, concurrency=1)
+        _judge_run(run, dataset, client, concurrency=1)
     path = run/"biology"/"judgements.jsonl"
     assert len(path.read_text().splitlines()) == 2                             # what was judged before the failure is kept
     with open(path, "a") as f: f.write('{"qid": "1", "round": 1, "rep": 1, "sta')   # a kill in the middle of a line
     srv = server(lambda req: text_reply(reply({"a1": 1, "a2": 1}, 4)))
-    with client_for(srv) as client: judging = judge_run(run, dataset, client, concurrency=2)
+    with client_for(srv) as client: judging = _judge_run(run, dataset, client, concurrency=2)
     assert srv.count == 4 and judging.counts["biology"]["resumed"] == 2
     lines = [json.loads(l) for l in path.read_text().splitlines()]              # every line readable again
     assert len(lines) == 6 and all(j["status"] == "ok" for j in lines)
@@ -336,14 +348,14 @@ def test_failed_judgings_are_reported_and_retried(server, dataset, tmp_path):
     run = write_run(tmp_path/"run", {"economics": [ECO0]})
     srv = server([text_reply("nonsense")] * 3 + [text_reply(reply({"a1": 1}, 2))] * 2)
     with client_for(srv) as client:
-        judging = judge_run(run, dataset, client, concurrency=1, tries=3)
+        judging = _judge_run(run, dataset, client, concurrency=1, tries=3)
         c = judging.counts["economics"]
         assert (c["judged"], c["failed"]) == (2, 1) and "1 judging(s) failed" in judging.to_text()
         failed = [j for j in judging.judgements["economics"] if j["status"] == "failed"]
         assert len(failed) == 1 and failed[0]["overall_quality"] is None and failed[0]["rc"] is None
         srv2 = server(lambda req: text_reply(reply({"a1": 0.5}, 3)))
     with client_for(srv2) as client:
-        again = judge_run(run, dataset, client)
+        again = _judge_run(run, dataset, client)
     assert srv2.count == 1 and again.counts["economics"]["resumed"] == 2
     assert all(j["status"] == "ok" for j in again.judgements["economics"])
 
@@ -354,13 +366,13 @@ def test_prf_failed_and_adaptive_traces(server, dataset, tmp_path):
     run = write_run(tmp_path/"run", {"biology": [prf, failed]})
     srv = server(scripted)
     with client_for(srv) as client:
-        judging = judge_run(run, dataset, client)
+        judging = _judge_run(run, dataset, client)
     assert srv.count == 0 and judging.counts["biology"]["no_answer"] == 1 and judging.counts["biology"]["failed_traces"] == 1
     assert "prf" in judging.to_text()
     adaptive = trace("0", [["q0/g1.txt"], ["q0/g3.txt"]], answer="Final [q0/g1.txt].", protocol="adaptive")
     run2 = write_run(tmp_path/"run2", {"biology": [adaptive]}, {"protocol": "adaptive", "policy": "llm", "domains": ["biology"]})
     with client_for(srv) as client:
-        judge_run(run2, dataset, client, reps=2)
+        _judge_run(run2, dataset, client, reps=2)
     lines = [json.loads(l) for l in (run2/"biology"/"judgements.jsonl").read_text().splitlines()]
     assert [(j["round"], j["rep"]) for j in lines] == [(None, 1), (None, 2)]
 
@@ -370,7 +382,7 @@ def test_reps_summary_and_agreement(server, dataset, tmp_path):
     # OQ 5 - seed: rep 1 -> 5, rep 2 -> 4, rep 3 -> 3 for every answer.
     srv = server(lambda req: text_reply(reply({"a1": 1}, 5 - (req.get("seed") or 0))))
     with client_for(srv) as client:
-        judging = judge_run(run, dataset, client, reps=3)
+        judging = _judge_run(run, dataset, client, reps=3)
     assert srv.count == 9
     pa = judging.per_answer()
     assert list(pa["reps"]) == [3, 3, 3] and list(pa["oq"]) == [4.0, 4.0, 4.0]
@@ -380,7 +392,7 @@ def test_reps_summary_and_agreement(server, dataset, tmp_path):
     assert (s["oq_pairs"], s["oq_exact_agreement"], s["oq_mean_abs_diff"]) == (9, 0.0, 4 / 3)
     assert (s["rc_exact_agreement"], s["rc_mean_abs_diff"]) == (1.0, 0.0)
     assert "agreement between reps, economics: OQ exact 0.00, mean |diff| 1.33" in judging.to_text()
-    ev = agentic_eval(run, dataset)
+    ev = _agentic_eval(run, dataset)
     assert ev.per_query["oq"][0] == 4.0 and ev.per_query["aer"][0] == 4.0      # the mean over reps; R = 1
 
 
@@ -388,9 +400,9 @@ def test_the_api_key_is_never_on_disk(server, dataset, tmp_path):
     run = write_run(tmp_path/"run", {"biology": [BIO0], "economics": [ECO0]})
     srv = server(scripted, api_key=SECRET)
     with LLMClient(srv.base_url, "judge-model", api_key=SECRET, max_retries=0, cache=tmp_path/"cache.sqlite") as client:
-        judging = judge_run(run, dataset, client, reps=2)
+        judging = _judge_run(run, dataset, client, reps=2)
     assert srv.auth_count == srv.count == 12
-    ev = agentic_eval(run, dataset)
+    ev = _agentic_eval(run, dataset)
     for f in tmp_path.rglob("*"):
         if f.is_file(): assert SECRET.encode() not in f.read_bytes(), f
     for text in (judging.to_text(), judging.to_json(), ev.to_text(), ev.to_json(), repr(judging)): assert SECRET not in text
@@ -398,10 +410,10 @@ def test_the_api_key_is_never_on_disk(server, dataset, tmp_path):
 
 def test_bad_settings_are_refused(dataset, tmp_path):
     run = write_run(tmp_path/"run", {"economics": [ECO0]})
-    with pytest.raises(BrightproError, match="reps must be a positive integer"): judge_run(run, dataset, client=object(), reps=0)
-    with pytest.raises(BrightproError, match="no such run folder"): judge_run(tmp_path/"absent", dataset, client=object())
+    with pytest.raises(BrightproError, match="reps must be a positive integer"): _judge_run(run, dataset, client=object(), reps=0)
+    with pytest.raises(BrightproError, match="no such run folder"): _judge_run(tmp_path/"absent", dataset, client=object())
     (tmp_path/"p").mkdir(); (tmp_path/"p"/"judge.md").write_text("no fields here")
-    with pytest.raises(BrightproError, match="lacks the placeholder"): judge_run(run, dataset, client=object(), prompt_dir=tmp_path/"p")
+    with pytest.raises(BrightproError, match="lacks the placeholder"): _judge_run(run, dataset, client=object(), prompt_dir=tmp_path/"p")
 
 
 # --- agentic_eval ---------------------------------------------------------------------------------------------------
@@ -420,7 +432,7 @@ def judged_run(dataset, tmp_path):
 
 
 def test_agentic_eval_micro_aer_and_macro_retrieval(judged_run, dataset):
-    ev = agentic_eval(judged_run, dataset)
+    ev = _agentic_eval(judged_run, dataset)
     pq = ev.per_query.set_index(["domain", "qid"])
     # the last round's OQ and each trace's R: 5 with R = 3, 3 with R = 2, 1 with R = 1
     assert pq.loc[("biology", "0"), "aer"] == pytest.approx(5 * exp(-0.10), abs=1e-12)
@@ -445,7 +457,7 @@ def test_agentic_eval_micro_aer_and_macro_retrieval(judged_run, dataset):
 
 
 def test_agentic_eval_counts_failed_tokens_cost_and_citations(judged_run, dataset):
-    ev = agentic_eval(judged_run, dataset)
+    ev = _agentic_eval(judged_run, dataset)
     assert ev.counts["biology"]["failed"] == 1 and ev.counts["biology"]["queries"] == 2 and len(ev.per_query) == 3
     assert ev.counts["biology"]["R_distribution"] == {2: 1, 3: 1} and ev.counts["economics"]["R_distribution"] == {1: 1}
     assert any("1 failed trace(s) counted and left out" in n for n in ev.notes)
@@ -467,7 +479,7 @@ def test_agentic_eval_counts_failed_tokens_cost_and_citations(judged_run, datase
 
 
 def test_agentic_eval_union_metrics_match_pytrec_eval(judged_run, dataset):
-    ev = agentic_eval(judged_run, dataset, k=[10, 25])
+    ev = _agentic_eval(judged_run, dataset, k=[10, 25])
     traces = {"biology": [BIO0, BIO1], "economics": [ECO0]}
     gold = {d: {q: {x: 1 for x in g} for q, _, g in QUERIES[d]} for d in QUERIES}
     for d, ts in traces.items():
@@ -482,7 +494,7 @@ def test_agentic_eval_union_metrics_match_pytrec_eval(judged_run, dataset):
 def test_citations_use_the_query_own_aspects(dataset, tmp_path):
     "The cited coverage maps citations with the per-query map: another query's gold document covers nothing here."
     t = trace("1", [["q0/g1.txt", "q1/h1.txt"]], answers=["[q0/g1.txt] [q1/h1.txt]"])
-    ev = agentic_eval(write_run(tmp_path/"run", {"biology": [t]}), dataset)
+    ev = _agentic_eval(write_run(tmp_path/"run", {"biology": [t]}), dataset)
     row = ev.per_query.iloc[0]
     assert row["cited_coverage"] == pytest.approx(0.75) and row["cited_gold_share"] == 0.5 and row["hallucinated"] == 0
 
@@ -491,16 +503,16 @@ def test_r_below_one_is_flagged_and_prf_has_no_answers(dataset, tmp_path):
     no_search = trace("0", [], answer="Straight from memory.", protocol="adaptive", R=0)
     run = write_run(tmp_path/"run", {"biology": [no_search]}, {"protocol": "adaptive", "domains": ["biology"]})
     write_judgements(run, "biology", [judgement("0", None, 4)])
-    ev = agentic_eval(run, dataset)
+    ev = _agentic_eval(run, dataset)
     assert ev.per_query["oq"][0] == 4.0 and math.isnan(ev.per_query["aer"][0])
     assert any("R < 1" in n and "AER is undefined" in n for n in ev.notes)
     prf = trace("0", [["q0/g1.txt", "q0/g3.txt"], ["q0/g2.txt"]], policy="prf")
-    ev = agentic_eval(write_run(tmp_path/"prf", {"biology": [prf]}, {"protocol": "fixed", "policy": "prf", "domains": ["biology"]}), dataset)
+    ev = _agentic_eval(write_run(tmp_path/"prf", {"biology": [prf]}, {"protocol": "fixed", "policy": "prf", "domains": ["biology"]}), dataset)
     assert ev.overall["alpha_ndcg@5"] > 0 and math.isnan(ev.overall["oq"]) and ev.counts["biology"]["answers"] == 0
     assert any("no answers in the traces (prf policy)" in n for n in ev.notes) and "final answers" not in ev.to_text()
 
 
 def test_unjudged_run_says_so(dataset, tmp_path):
-    ev = agentic_eval(write_run(tmp_path/"run", {"economics": [ECO0]}), dataset)
+    ev = _agentic_eval(write_run(tmp_path/"run", {"economics": [ECO0]}), dataset)
     assert math.isnan(ev.overall["rc"]) and any("not judged" in n for n in ev.notes)
     assert ev.per_query["cited_coverage"][0] == 1.0

@@ -6,9 +6,9 @@ import json, socket, threading, time
 import pytest
 
 from brightpro.core import BrightproError
-from brightpro.llm import (ChatReply, LLMCache, LLMClient, LLMError, drop_connection, empty_reply,
-                           error_reply, length_reply, malformed_reply, parse_text_tool_calls, slow_reply, text_reply,
-                           text_tool_call_reply, tool_calls_reply, tool_reply)
+from brightpro.llm import ChatReply, LLMCache, LLMClient, LLMError, parse_text_tool_calls
+from brightpro.scripted_llm import (drop_connection, empty_reply, error_reply, length_reply, malformed_reply, slow_reply, text_reply,
+                                    text_tool_call_reply, tool_calls_reply, tool_reply)
 
 SEARCH = {"type": "function", "function": {"name": "search", "description": "Search the corpus.",
           "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
