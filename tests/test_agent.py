@@ -13,7 +13,7 @@ from brightpro.agent import (LLMPolicy, PRFPolicy, QueryTrace, SearchTool, agent
                              load_snippet_tokenizer, read_traces, run_agent, run_query)
 from brightpro.llm import (LLMClient, LLMError, empty_reply, error_reply, length_reply, text_reply,
                            text_tool_call_reply, tool_calls_reply, tool_reply)
-from brightpro.retrievers import Retriever
+from brightpro.retriever import Retriever
 
 from conftest import SHARED_DATA
 
