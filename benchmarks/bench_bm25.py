@@ -22,7 +22,9 @@ def main(argv=None):
     ap.add_argument("--rank-bm25-queries", type=int, default=3, help="queries timed with rank_bm25 (it is slow); per-query times are compared")
     ap.add_argument("--top", type=int, default=100, help="depth of the ranking comparison with gensim")
     args = ap.parse_args(argv)
-    from brightpro.retrievers import BM25Bright, BM25S, LuceneEnglishAnalyzer, top_k
+    from brightpro.bm25 import BM25Bright, BM25S
+    from brightpro.lucene import LuceneEnglishAnalyzer
+    from brightpro.retriever import top_k
 
     root = synth_dataset([args.domain], scale=args.scale) if args.data is None else args.data
     docs = pq.read_table(f"{root}/documents/{args.domain}.parquet")

@@ -1,5 +1,5 @@
 """bm25s's tokenizer vs brightpro's fast path, side by side: `bm25s.tokenize(texts, lower=True, stopwords="en",
-stemmer=Stemmer.Stemmer("english"))` (what `bm25` called before) and `brightpro.retrievers._bm25s_tokenize` (what `bm25`
+stemmer=Stemmer.Stemmer("english"))` (what `bm25` called before) and `brightpro.bm25s_tokens.bm25s_tokenize` (what `bm25`
 indexes with), on full-size synthetic domains (earth_science: prose; stackoverflow: numbers and code-like text).
 MB/s of UTF-8 text, best of --reps, the ratio, and whether ids and vocabulary (with its order) are identical.
 
@@ -33,7 +33,7 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=2)
     args = ap.parse_args(argv)
     import bm25s, Stemmer
-    from brightpro.retrievers import _bm25s_tokenize
+    from brightpro.bm25s_tokens import bm25s_tokenize
 
     domains = args.domains.split(",")
     root = synth_dataset(domains, scale=args.scale)
@@ -45,17 +45,17 @@ def main(argv=None):
         t_ref, ref = best(lambda: bm25s.tokenize(texts, lower=True, stopwords="en", stemmer=Stemmer.Stemmer("english"),
                                                  show_progress=False), args.reps)
         same = lambda got: got.ids == ref.ids and list(got.vocab.items()) == list(ref.vocab.items())
-        t_arrow, got = best(lambda: _bm25s_tokenize(col), args.reps)
+        t_arrow, got = best(lambda: bm25s_tokenize(col), args.reps)
         identical = same(got); got = None
-        t_list, got = best(lambda: _bm25s_tokenize(texts), args.reps)
+        t_list, got = best(lambda: bm25s_tokenize(texts), args.reps)
         identical = identical and same(got); got = None
         tokens, vocab = sum(map(len, ref.ids)), len(ref.vocab)
         ref = None
         print(f"{dom}: {len(texts)} documents, {mb:.1f} MB, {tokens} tokens, vocabulary {vocab}: bm25s {t_ref:.2f} s, "
               f"fast path {t_arrow:.2f} s (Arrow column) / {t_list:.2f} s (list), identical {identical}", flush=True)
         rows += [[dom, "bm25s.tokenize (list)", t_ref, mb / t_ref, 1.0, identical],
-                 [dom, "_bm25s_tokenize (Arrow column)", t_arrow, mb / t_arrow, t_ref / t_arrow, identical],
-                 [dom, "_bm25s_tokenize (list)", t_list, mb / t_list, t_ref / t_list, identical]]
+                 [dom, "bm25s_tokenize (Arrow column)", t_arrow, mb / t_arrow, t_ref / t_arrow, identical],
+                 [dom, "bm25s_tokenize (list)", t_list, mb / t_list, t_ref / t_list, identical]]
         results.append({"domain": dom, "documents": len(texts), "mb": mb, "tokens": tokens, "vocabulary": vocab,
                         "bm25s_s": t_ref, "fast_arrow_s": t_arrow, "fast_list_s": t_list, "identical": identical})
         texts = col = None

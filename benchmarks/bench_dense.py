@@ -25,7 +25,7 @@ def main(argv=None):
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--data", default=None)
     args = ap.parse_args(argv)
-    from brightpro.retrievers import Dense, default_dense_model, load_sentence_transformer
+    from brightpro.dense import Dense, default_dense_model, load_sentence_transformer
 
     root = synth_dataset(["earth_science"]) if args.data is None else args.data
     table_ = pq.read_table(f"{root}/documents/earth_science.parquet").slice(0, args.docs)

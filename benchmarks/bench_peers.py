@@ -146,11 +146,11 @@ def _read(root, domain, docs=True):
 
 def _bp_domain(spec, d) -> dict:
     "bm25-bright on one domain through the library: read, tokenize + build the matrix, search (and the plain-query top 10)."
-    from brightpro.retrievers import BM25Bright
+    from brightpro.bm25 import BM25Bright
     t = time.perf_counter()
     queries, docs = _read(spec["root"], d)
     read = time.perf_counter() - t
-    r, tok = BM25Bright(), [0.0]
+    r, tok = BM25Bright(analyzer_thread=spec.get("analyzer_thread", True)), [0.0]
     analyze = r.analyzer.analyze_ids
     def timed_analyze(*a, **kw):  # to split tokenizing from building the matrix
         s = time.perf_counter(); out = analyze(*a, **kw); tok[0] += time.perf_counter() - s; return out
@@ -177,7 +177,7 @@ def _bp_collect(res, d, one):
 def work_brightpro(spec):
     "bm25-bright through the library, the domains one after another in this process."
     t0 = time.perf_counter()
-    import brightpro.retrievers  # noqa: F401 (import time is reported apart)
+    import brightpro.bm25  # noqa: F401 (import time is reported apart)
     res = {"import_s": time.perf_counter() - t0, "domains": {}, "top10": {}, "top10_plain": {}, "plain_s": 0.0}
     for d in spec["domains"]: _bp_collect(res, d, _bp_domain(spec, d))
     return res
@@ -189,11 +189,11 @@ def work_brightpro_jobs(spec):
     from concurrent.futures import ProcessPoolExecutor
     res = {"import_s": 0.0, "domains": {}, "top10": {}, "top10_plain": {}, "plain_s": 0.0}
     from brightpro.retrieve import worker_start_method  # and imports brightpro, as the command has when it starts them
-    os.environ["BRIGHTPRO_ANALYZER_THREAD"] = "0"  # as brightpro's own workers: the processes fill the cores
     size = lambda d: os.path.getsize(f"{spec['root']}/documents/{d}.parquet")
     order = sorted(spec["domains"], key=size, reverse=True)
+    job_spec = {**spec, "plain": False, "analyzer_thread": False}  # as brightpro's own workers: the processes fill the cores
     with ProcessPoolExecutor(spec["threads"], mp_context=multiprocessing.get_context(worker_start_method())) as pool:
-        for d, one in zip(order, pool.map(_bp_domain, [{**spec, "plain": False}] * len(order), order)): _bp_collect(res, d, one)
+        for d, one in zip(order, pool.map(_bp_domain, [job_spec] * len(order), order)): _bp_collect(res, d, one)
     peaks = {}
     for one in res["domains"].values(): peaks[one["pid"]] = max(peaks.get(one["pid"], 0.0), one["peak_gib"])
     res["workers_peak_gib"] = sum(peaks.values())  # at most this at once: each worker's own peak, added
@@ -204,7 +204,7 @@ def _plain_top10(r, text):
     "Top 10 by Lucene's BM25 with a plain bag-of-words query (Pyserini's weighting) on bm25-bright's tokens and index."
     import numpy as np
     from collections import Counter
-    from brightpro.retrievers import top_k
+    from brightpro.retriever import top_k
     counts = Counter(t for t in r.analyzer.analyze(text) if t in r.analyzer.vocab)
     out = np.zeros(len(r.doc_ids), np.float32)
     for t, c in counts.items():  # bm25-bright's document weights are Lucene's BM25 (idf, tf / (tf + k1 (1 - b + b dl/avgdl)))
@@ -378,7 +378,7 @@ def measure(args, root, py, ppy, work: Path) -> dict:
         return worker(ppy, "pyserini-index", {**base, "args": index_args + ["--input", str(src), "--index", str(dst)]}, work, jenv, tag)
     m = {"java_vector_api": vector, "load_before": os.getloadavg()[0]}
     print("start-up ...", flush=True)
-    m["bp_start"] = best_of(3, lambda: timed([py, "-c", "from brightpro.retrievers import BM25Bright; BM25Bright()"]))
+    m["bp_start"] = best_of(3, lambda: timed([py, "-c", "from brightpro.bm25 import BM25Bright; BM25Bright()"]))
     m["tv_start"] = best_of(3, lambda: timed([ppy, "-c", "import tantivy; b = tantivy.SchemaBuilder(); "
                                               "b.add_text_field('body', tokenizer_name='en_stem'); tantivy.Index(b.build())"]))
     tiny = tiny_collection(work)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import save
 from brightpro.core import parse_domains
 from brightpro.lucene import LuceneEnglishAnalyzer
-from brightpro.retrievers import BM25Bright
+from brightpro.bm25 import BM25Bright
 from brightpro.synth import MEAN_DOC_CHARS, synth_dataset
 
 TOPICS = Path(__file__).resolve().parents[2]/"shared"/"data"/"bright-topics"

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-import numpy as np
 from fastcore.basics import patch
 
 from . import __version__
 from .core import DOMAINS, BrightproError, atomic_write, check_int, one_line, progress, quiet_progress, cache_dir as default_cache_dir
 from .data import Domain, available_domains
-from .lucene import LuceneEnglishAnalyzer, standard_tokens
-from .retrievers import BM25Bright, Retriever, get_retriever
+from .retriever import Retriever
+from .bm25 import lucene_idf, lucene_terms, lucene_tokens
+from .retrievers import get_retriever
 from .llm import ChatReply, LLMClient, LLMError
 from .prompts import fill_prompt, load_prompts, prompt_digests
 from .traces import JsonlWriter, read_traces, round_union, sort_traces
@@ -117,7 +117,7 @@ class SearchTool:
         self._row = {d: i for i, d in enumerate(docs.column("id").to_pylist())}
         self._texts = docs.column("content")
         self._lock, self._snippets = threading.Lock(), {}
-        self._idf, self._stems, self._analyzer = None, {}, LuceneEnglishAnalyzer()   # for prf's salient terms
+        self._idf, self._stems = None, {}   # for prf's salient terms
         self.searches = 0
 
     def __repr__(self):
@@ -300,16 +300,8 @@ def idf(self: SearchTool) -> dict[str, float]:
     "{Lucene term: idf} over the domain's corpus, log((N + 1) / (df + 0.5)) as BM25 counts it; computed once."
     with self._lock, quiet_progress():
         if self._idf is None:
-            r = self.retriever
-            if isinstance(r, BM25Bright): vocab, idf = r.analyzer.vocab, np.asarray(r.idf, np.float64)
-            else:
-                analyzer = LuceneEnglishAnalyzer()
-                docs, terms = analyzer.analyze_ids(self._texts)
-                vocab, width = analyzer.vocab, max(len(analyzer.vocab), 1)
-                pairs = np.unique(docs.astype(np.int64) * width + terms.astype(np.int64))
-                df = np.bincount(pairs % width, minlength=width)
-                idf = np.log(len(self._texts) + 1.0) - np.log(df + 0.5)
-            self._idf = {t: float(idf[i]) for t, i in vocab.items()}
+            idf = self.retriever.term_idf()   # the retriever's own (bm25-bright's index), else counted here
+            self._idf = lucene_idf(self._texts) if idf is None else idf
         return self._idf
 
 # %% ../nbs/10_agent.ipynb #1d8d1362
@@ -317,7 +309,7 @@ def idf(self: SearchTool) -> dict[str, float]:
 def stem(self: SearchTool, word: str) -> str | None:
     "The Lucene term of one lower-case word (None: a stop word), cached."
     if word not in self._stems:
-        terms = self._analyzer.analyze(word)
+        terms = lucene_terms(word)
         self._stems[word] = terms[0] if terms else None
     return self._stems[word]
 
@@ -335,7 +327,7 @@ def _ranked_words(tool: SearchTool, texts, skip=frozenset()) -> list[str]:
     "Words of `texts`, best first by the tf-idf of their term; numbers, short and function words and `skip` terms left out."
     tf, forms = Counter(), {}
     for text in texts:
-        for w in standard_tokens(text.lower()):
+        for w in lucene_tokens(text):
             if len(w) < 3 or not w.isalpha() or w in FUNCTION_WORDS or (t := tool.stem(w)) is None or t in skip: continue
             tf[t] += 1; forms.setdefault(t, Counter())[w] += 1
     idf = tool.idf
@@ -344,7 +336,7 @@ def _ranked_words(tool: SearchTool, texts, skip=frozenset()) -> list[str]:
 
 def salient_terms(tool: SearchTool, question: str, docids: list[str]) -> list[str]:
     "Words of the documents' snippets, most salient first, the question's terms left out."
-    asked = {tool.stem(w) for w in standard_tokens(question.lower()) if w.isalpha()}
+    asked = {tool.stem(w) for w in lucene_tokens(question) if w.isalpha()}
     return _ranked_words(tool, [tool.snippet(d) for d in docids], asked)
 
 def question_keywords(tool: SearchTool, question: str, n: int = 5) -> list[str]:

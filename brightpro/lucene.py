@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/lucene.html.md"""
 
 # %% ../nbs/04_lucene.ipynb #2648aba1
 from __future__ import annotations
-import functools, os, re
+import functools, re
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
@@ -19,7 +19,7 @@ from fastcore.basics import patch
 from .core import progress, ragged_arange
 
 # %% auto #0
-__all__ = ['LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'TOKEN_RE', 'as_arrow', 'porter_stem', 'lucene_stem_words',
+__all__ = ['LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'as_arrow', 'porter_stem', 'lucene_stem_words', 'token_re',
            'standard_tokens', 'LuceneEnglishAnalyzer']
 
 # %% ../nbs/04_lucene.ipynb #3e2ec142
@@ -198,8 +198,8 @@ def _cps(spec: str) -> frozenset:
         out.update(range(int(a, 16), int(b or a, 16) + 1))
     return frozenset(out)
 
-# Assigned after Unicode 12.1 (up to 15.1): unknown to Lucene 9.9.1 (merged across unassigned gaps)
-_AFTER_12_1 = _cps("61d 870-89f 8b5 8be-8d2 b55 c3c c5d cdd cf3 d04 d81 ece 170d 1715-171f 180f 1abf-1ace 1b4c 1b7d-1b7e "
+# Assigned after Unicode 12.1 (up to 15.1): unknown to Lucene 9.9.1 (merged across unassigned gaps); a `_cps` spec
+_AFTER_12_1 = ("61d 870-89f 8b5 8be-8d2 b55 c3c c5d cdd cf3 d04 d81 ece 170d 1715-171f 180f 1abf-1ace 1b4c 1b7d-1b7e "
     "1dfa 20c0 2b97 2c2f 2c5f 2e50-2e5d 2ffc-2fff 31bb-31bf 31ef 4db6-4dbf 9ff0-9fff a7c0-a7c1 a7c7-a7f6 a82c ab68-ab6b fbc2 "
     "fd40-fd4f fdcf fdfe-fdff 1019c 10570-105bc 10780-107ba 10e80-10eff 10f70-10fcb 11070-11075 110c2 11147 111ce-111cf "
     "1123f-11241 1145a 11460-11461 116b9 11740-11746 11900-11959 11ab0-11abf 11b00-11b09 11f00-11fb0 12f90-12ff2 1342f "
@@ -213,20 +213,22 @@ def _categories() -> dict:
     "General category -> code points, for the code points Lucene's Unicode 12.1 tables know."
     out, cps = {}, list(chain(range(0x323B0), range(0xE0000, 0xE01F0)))
     for cp, cat in zip(cps, map(unicodedata.category, map(chr, cps))): out.setdefault(cat, []).append(cp)
-    return {cat: set(v) - _AFTER_12_1 for cat, v in out.items()}
+    after = _cps(_AFTER_12_1)
+    return {cat: set(v) - after for cat, v in out.items()}
 
 # %% ../nbs/04_lucene.ipynb #b22e7de2
-_HAN = _cps("2e80-2e99 2e9b-2ef3 2f00-2fd5 3007 3021-3029 3038-303a 3400-4db5 4e00-9fef f900-fa6d fa70-fad9 20000-2a6d6 "
-            "2a700-2b734 2b740-2b81d 2b820-2cea1 2ceb0-2ebe0 2f800-2fa1d")  # Script=Han (々 and 〻 are letters)
-_HIRAGANA = _cps("3041-3096 309d-309f 1b001-1b11e 1b150-1b152 1f200")
-_KATAKANA = _cps("3031-3035 309b-309c 30a0-30fa 30fc-30ff 31f0-31ff 32d0-32fe 3300-3357 ff66-ff9d 1b000 1b164-1b167")
-_SEA_BLOCKS = _cps("e00-eff 1000-109f 1780-17ff 1950-19df 1a20-1a7e 1aa0-1aaf a9e0-a9ff aa60-aadf 11700-1174f")
-_SEA_SYMBOLS = _cps("109e-109f 19da 19de-19df 1aa0-1aad aa77-aa79 aade-aadf 1173a-1173b 1173f")
-_IDEOGRAPHIC = _cps("3006-3007 3021-3029 3038-303a 3400-4dbf 4e00-9fff f900-faff 17000-18cff 1b170-1b2fb 20000-323af")
-_LETTER_SYMBOLS = _cps("2c2-2c5 2d2-2d7 2de-2df 2ed 2ef-2ff 55b-55c 55e 5f3 a720-a721 a789-a78a ab5b 24b6-24e9 "
-                       "1f130-1f149 1f150-1f169 1f170-1f189")  # ALetter outside the letter categories
+# `_cps` specs of the script tables, made sets when `_classes` first runs
+_HAN = ("2e80-2e99 2e9b-2ef3 2f00-2fd5 3007 3021-3029 3038-303a 3400-4db5 4e00-9fef f900-fa6d fa70-fad9 20000-2a6d6 "
+        "2a700-2b734 2b740-2b81d 2b820-2cea1 2ceb0-2ebe0 2f800-2fa1d")  # Script=Han (々 and 〻 are letters)
+_HIRAGANA = "3041-3096 309d-309f 1b001-1b11e 1b150-1b152 1f200"
+_KATAKANA = "3031-3035 309b-309c 30a0-30fa 30fc-30ff 31f0-31ff 32d0-32fe 3300-3357 ff66-ff9d 1b000 1b164-1b167"
+_SEA_BLOCKS = "e00-eff 1000-109f 1780-17ff 1950-19df 1a20-1a7e 1aa0-1aaf a9e0-a9ff aa60-aadf 11700-1174f"
+_SEA_SYMBOLS = "109e-109f 19da 19de-19df 1aa0-1aad aa77-aa79 aade-aadf 1173a-1173b 1173f"
+_IDEOGRAPHIC = "3006-3007 3021-3029 3038-303a 3400-4dbf 4e00-9fff f900-faff 17000-18cff 1b170-1b2fb 20000-323af"
+_LETTER_SYMBOLS = ("2c2-2c5 2d2-2d7 2de-2df 2ed 2ef-2ff 55b-55c 55e 5f3 a720-a721 a789-a78a ab5b 24b6-24e9 "
+                   "1f130-1f149 1f150-1f169 1f170-1f189")  # ALetter outside the letter categories
 # Extended_Pictographic as Lucene's emoji rule has it (reserved code points included)
-_PICTOGRAPHS = _cps("a9 ae 203c 2049 2122 2139 2194-2199 21a9-21aa 231a-231b 2328 2388 23cf 23e9-23f3 23f8-23fa 24c2 25aa-25ab "
+_PICTOGRAPHS = ("a9 ae 203c 2049 2122 2139 2194-2199 21a9-21aa 231a-231b 2328 2388 23cf 23e9-23f3 23f8-23fa 24c2 25aa-25ab "
     "25b6 25c0 25fb-25fe 2600-2605 2607-2612 2614-2685 2690-2705 2708-2712 2714 2716 271d 2721 2728 2733-2734 2744 2747 274c "
     "274e 2753-2755 2757 2763-2767 2795-2797 27a1 27b0 27bf 2934-2935 2b05-2b07 2b1b-2b1c 2b50 2b55 3030 303d 3297 3299 "
     "1f000-1f0ff 1f10d-1f10f 1f12f 1f16c-1f171 1f17e-1f17f 1f18e 1f191-1f19a 1f1ad-1f1e5 1f201-1f20f 1f21a 1f22f 1f232-1f23a "
@@ -235,21 +237,21 @@ _PICTOGRAPHS = _cps("a9 ae 203c 2049 2122 2139 2194-2199 21a9-21aa 231a-231b 232
 _MIDNUMLET = "2e 2018 2019 2024 fe52 ff07 ff0e 27"  # . ’ ' ... join letters and digits
 
 # %% ../nbs/04_lucene.ipynb #be239cce
+@functools.cache
 def _classes() -> dict:
     "Code points of each character class of Lucene 9.9.1's StandardTokenizer grammar (Unicode 12.1)."
     cat = _categories()
     c = lambda *names: set().union(*(cat.get(n, ()) for n in names))
-    sea = (_SEA_BLOCKS & c("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me")) | _SEA_SYMBOLS
+    sea = (_cps(_SEA_BLOCKS) & c("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me")) | _cps(_SEA_SYMBOLS)
     extend = c("Mn", "Me", "Mc", "Cf") - {0x200B} | _cps("200c-200d ff9e-ff9f 1f3fb-1f3ff")  # WB4: Extend, Format, ZWJ
     hebrew = {cp for cp in c("Lo") if 0x0590 <= cp <= 0x05FF or 0xFB1D <= cp <= 0xFB4F}
-    letter = (c("Lu", "Ll", "Lt", "Lm", "Lo", "Nl") | _LETTER_SYMBOLS) - extend - _HAN - _HIRAGANA - _KATAKANA - sea - _IDEOGRAPHIC - hebrew
-    return dict(letter=letter, hebrew=hebrew, digit=c("Nd") | {0x066B}, katakana=set(_KATAKANA), extendnumlet=c("Pc") | {0x202F},
+    own_tokens = _cps(_HAN) | _cps(_HIRAGANA) | _cps(_KATAKANA) | _cps(_IDEOGRAPHIC)
+    letter = (c("Lu", "Ll", "Lt", "Lm", "Lo", "Nl") | _cps(_LETTER_SYMBOLS)) - extend - own_tokens - sea - hebrew
+    return dict(letter=letter, hebrew=hebrew, digit=c("Nd") | {0x066B}, katakana=set(_cps(_KATAKANA)), extendnumlet=c("Pc") | {0x202F},
                 midletter=_cps("3a b7 387 5f4 2027 fe13 fe55 ff1a " + _MIDNUMLET),
                 midnum=_cps("2c 3b 37e 589 60c 60d 66c 7f8 2044 fe10 fe14 fe50 fe54 ff0c ff1b " + _MIDNUMLET),
-                extend=extend, sea=sea, han=set(_HAN), hiragana=set(_HIRAGANA), pictograph=set(_PICTOGRAPHS),
+                extend=extend, sea=sea, han=set(_cps(_HAN)), hiragana=set(_cps(_HIRAGANA)), pictograph=set(_cps(_PICTOGRAPHS)),
                 modifier=set(_cps("1f3fb-1f3ff")), regional=set(_cps("1f1e6-1f1ff")))
-
-_K = _classes()
 
 # %% ../nbs/04_lucene.ipynb #4339578a
 def _esc(cp: int) -> str: return "\\" + chr(cp) if chr(cp) in "\\]^-[" else chr(cp)
@@ -322,15 +324,27 @@ def _token_regex(k: dict) -> re.Pattern:
     rules = "|".join([_word_rule(k, x)] + list(_other_rules(k, x).values()))
     return re.compile(f"{others}|({rules})|{runs}")
 
-TOKEN_RE = _token_regex(_K)
-_ASCII_TOKEN_RE = _token_regex({name: {c for c in cps if c < 128} for name, cps in _K.items()})  # for ASCII texts
-_LETTER_EMOJI = frozenset(map(chr, _K["letter"] & _K["pictograph"]))  # ℹ Ⓜ 🅰 ...: Lucene takes the longer rule
+@functools.cache
+def token_re() -> re.Pattern:
+    "The tokenizer's regex (`_token_regex` of Lucene's classes), compiled on first use."
+    return _token_regex(_classes())
+
+@functools.cache
+def _ascii_token_re() -> re.Pattern:
+    "The same rules for ASCII texts only: far smaller classes, a faster scan."
+    return _token_regex({name: {c for c in cps if c < 128} for name, cps in _classes().items()})
+
+@functools.cache
+def _letter_emoji() -> frozenset:
+    "Letters that are also emoji (ℹ Ⓜ 🅰 ...): Lucene takes the longer of the two rules."
+    k = _classes()
+    return frozenset(map(chr, k["letter"] & k["pictograph"]))
 
 @functools.cache
 def _letter_emoji_rules() -> tuple:
     "The word and the emoji rule on their own, compiled when a letter that is also an emoji first shows up."
-    x = _marks(_K)
-    return re.compile(_word_rule(_K, x)), re.compile(_other_rules(_K, x)["emoji"])
+    k = _classes(); x = _marks(k)
+    return re.compile(_word_rule(k, x)), re.compile(_other_rules(k, x)["emoji"])
 
 # %% ../nbs/04_lucene.ipynb #54c687b2
 def _units(t: str) -> int: return len(t.encode("utf-16-le")) // 2
@@ -341,55 +355,63 @@ def _buffer_end(text: str, s: int) -> int:
     while _units(text[s:e]) > MAX_TOKEN_LENGTH: e -= 1
     return e
 
-_RUN_RE = re.compile(f"{_cls(_K['extendnumlet'] | _K['extend'] - _K['sea'] - _K['modifier'])}*+")  # _ and marks
-_RUN_STARTS = frozenset(map(chr, _K["extendnumlet"] | {0x200D}))
+@functools.cache
+def _run_re() -> re.Pattern:
+    "A run of `_` and marks."
+    k = _classes()
+    return re.compile(f"{_cls(k['extendnumlet'] | k['extend'] - k['sea'] - k['modifier'])}*+")
+
+@functools.cache
+def _run_starts() -> frozenset: return frozenset(map(chr, _classes()["extendnumlet"] | {0x200D}))
 
 def _run_exit(text: str, pos: int) -> int:
     "First start after `pos` whose buffer reaches past the run of `_` and marks at `pos` (no earlier start sees its end)."
-    r = _RUN_RE.match(text, pos).end()
+    r = _run_re().match(text, pos).end()
     if r >= len(text): return r
     q, n = r, _units(text[r])
     while q > pos + 1 and n + _units(text[q - 1]) <= MAX_TOKEN_LENGTH: q -= 1; n += _units(text[q])
     return q
 
 # %% ../nbs/04_lucene.ipynb #3ae54c8d
-def _buffered_scan(text: str, pos: int, stop: int, out: list, rx=TOKEN_RE) -> int:
+def _buffered_scan(text: str, pos: int, stop: int, out: list, rx: re.Pattern | None = None) -> int:
     "Lucene's scan from `pos` until past `stop`, each token the longest match in its 255-unit buffer; returns the end."
+    rx, run_starts, letter_emoji = rx or token_re(), _run_starts(), _letter_emoji()
     while pos < stop:
         end = _buffer_end(text, pos)
         m = rx.match(text, pos, end)
         if m is None: pos += 1
         elif m.group(1) is None:  # no token starts here; a run of _ or marks cut by the buffer may end in a later one's
-            pos = m.end() if m.end() < end or text[pos] not in _RUN_STARTS else _run_exit(text, pos)
+            pos = m.end() if m.end() < end or text[pos] not in run_starts else _run_exit(text, pos)
         else:
             e = m.end()
-            if text[pos] in _LETTER_EMOJI: e = max([e] + [m.end() for r in _letter_emoji_rules() if (m := r.match(text, pos, end))])
+            if text[pos] in letter_emoji: e = max([e] + [m.end() for r in _letter_emoji_rules() if (m := r.match(text, pos, end))])
             out.append(text[pos:e]); pos = e
     return pos
 
 def _slow_tokens(text: str, rx) -> list[str]:
     "Tokens of a text with a long match or a letter that is also an emoji: the buffered scan around those."
-    out, pos = [], 0
+    out, pos, letter_emoji = [], 0, _letter_emoji()
     while True:
         for m in rx.finditer(text, pos):
             t = m.group(1)
             if not t: continue
-            if len(t) > 127 and _units(t) > MAX_TOKEN_LENGTH or t[0] in _LETTER_EMOJI: break
+            if len(t) > 127 and _units(t) > MAX_TOKEN_LENGTH or t[0] in letter_emoji: break
             out.append(t)
         else: return out
         pos = _buffered_scan(text, m.start(), m.end(), out, rx)
 
 # %% ../nbs/04_lucene.ipynb #f5202afa
-_LETTER_EMOJI_RE = re.compile(_cls(_K["letter"] & _K["pictograph"]))
+@functools.cache
+def _letter_emoji_re() -> re.Pattern: return re.compile(_cls({ord(c) for c in _letter_emoji()}))
 
 def standard_tokens(text: str) -> list[str]:
     "Lucene `StandardTokenizer` tokens of one (lower-cased) text."
     if text.isascii():
-        out = list(filter(None, _ASCII_TOKEN_RE.findall(text)))
-        return out if len(text) < 128 or max(map(len, out), default=0) < 128 else _slow_tokens(text, _ASCII_TOKEN_RE)
-    out = list(filter(None, TOKEN_RE.findall(text)))
-    if max(map(len, out), default=0) < 128 and not _LETTER_EMOJI_RE.search(text): return out
-    return _slow_tokens(text, TOKEN_RE)
+        out = list(filter(None, _ascii_token_re().findall(text)))
+        return out if len(text) < 128 or max(map(len, out), default=0) < 128 else _slow_tokens(text, _ascii_token_re())
+    out = list(filter(None, token_re().findall(text)))
+    if max(map(len, out), default=0) < 128 and not _letter_emoji_re().search(text): return out
+    return _slow_tokens(text, token_re())
 
 # %% ../nbs/04_lucene.ipynb #ceeafd36
 class LuceneEnglishAnalyzer:
@@ -440,14 +462,16 @@ def _re2_ranges(cps) -> str:
     "RE2 character-class ranges for the code points `cps`."
     return "".join(f"\\x{{{a:X}}}" + ("" if b == a else f"-\\x{{{b:X}}}") for a, b in _runs(cps))
 
-def _break_re2(keep=()) -> str:
-    "RE2 regex of runs of characters that no token contains, when the code points `keep` may be in tokens too."
-    cats = _categories()
-    odd = set().union(*_K.values(), keep) - set().union(*(v for c, v in cats.items() if c[0] in "LNM" or c in ("Cf", "Pc", "Sk")))
+def _break_re2(quotes: bool = False) -> str:
+    "RE2 regex of runs of characters that no token contains (with `quotes`, `\"`, `#` and `*` may be in tokens too)."
+    cats, keep = _categories(), {0x22, 0x23, 0x2A} if quotes else set()
+    odd = set().union(*_classes().values(), keep) - set().union(*(v for c, v in cats.items() if c[0] in "LNM" or c in ("Cf", "Pc", "Sk")))
     return rf"[^\pL\pN\pM\p{{Cf}}\p{{Pc}}\p{{Sk}}{_re2_ranges(odd)}]+"
 
-_BREAK_RE2, _BREAK_RE2_QUOTES = _break_re2(), _break_re2({0x22, 0x23, 0x2A})
-_QUOTES_JOIN_RE2 = f"[{_re2_ranges(_K['hebrew'] | {0x20E3})}]"  # texts where " # * may be inside a token
+@functools.cache
+def _quotes_join_re2() -> str:
+    "RE2 class of the characters next to which `\"`, `#` and `*` may be inside a token (Hebrew letters, the keycap)."
+    return f"[{_re2_ranges(_classes()['hebrew'] | {0x20E3})}]"
 
 # %% ../nbs/04_lucene.ipynb #53cc0afe
 _MIDS = [ord(c) for c in ".,:;'"]  # ASCII MidLetter, MidNum, MidNumLet: inside a token only between two others
@@ -455,7 +479,7 @@ _MIDS = [ord(c) for c in ".,:;'"]  # ASCII MidLetter, MidNum, MidNumLet: inside 
 @functools.cache
 def _byte_classes(quotes: bool) -> np.ndarray:
     "Class of each UTF-8 byte: 0 in no token, 1 may be in one, 2 `. , : ; '` (in one only between two of class 1)."
-    breaks = pc.match_substring_regex(pa.array([chr(i) for i in range(128)]), _BREAK_RE2_QUOTES if quotes else _BREAK_RE2)
+    breaks = pc.match_substring_regex(pa.array([chr(i) for i in range(128)]), _break_re2(quotes))
     table = np.ones(256, np.uint8)  # bytes of non-ASCII characters are kept: the full tokenizer sorts them out
     table[:128][breaks.to_numpy(zero_copy_only=False)] = 0
     table[_MIDS] = 2
@@ -504,7 +528,7 @@ def _prepare_batch(batch: pa.ChunkedArray) -> tuple[pa.DictionaryArray, np.ndarr
     "A batch of texts as dictionary-encoded pieces (lower-cased), and the number of pieces of each text."
     lower = pc.utf8_lower(batch).combine_chunks()
     nonascii = lower.filter(pc.invert(pc.string_is_ascii(lower)))
-    quotes = len(nonascii) > 0 and pc.any(pc.match_substring_regex(nonascii, _QUOTES_JOIN_RE2)).as_py()
+    quotes = len(nonascii) > 0 and pc.any(pc.match_substring_regex(nonascii, _quotes_join_re2())).as_py()
     pieces, counts = _cut_pieces(lower, quotes, len(nonascii) > 0)
     return pc.dictionary_encode(pieces), counts
 
@@ -514,20 +538,21 @@ _END = "Z"  # pieces are lower-cased, so an upper-case token can only be this ma
 @patch
 def _short_ascii_tokens(self: LuceneEnglishAnalyzer, pieces: list[str]) -> tuple[np.ndarray, list[str]]:
     "Filtered tokens of short ASCII pieces: one regex pass over them all (each followed by a marker token), not one a piece."
-    found = self._filter([t for t in _ASCII_TOKEN_RE.findall(f"\n{_END}\n".join(pieces) + f"\n{_END}") if t])
+    found = self._filter([t for t in _ascii_token_re().findall(f"\n{_END}\n".join(pieces) + f"\n{_END}") if t])
     found = np.array(found, dtype=object)
     ends = np.flatnonzero(found == _END)
     return np.diff(ends, prepend=-1) - 1, found[found != _END].tolist()
 
 # %% ../nbs/04_lucene.ipynb #6f884f04
 _SIMPLE_RE2 = "^[a-z0-9]{1,255}$"
-_STOP_ARRAY = pa.array(sorted(LUCENE_ENGLISH_STOP_WORDS))
+@functools.cache
+def _stop_array() -> pa.Array: return pa.array(sorted(LUCENE_ENGLISH_STOP_WORDS))  # made on first use, as every table here
 
 @patch
 def _piece_tokens(self: LuceneEnglishAnalyzer, pieces: pa.Array) -> tuple[np.ndarray, list[str]]:
     "Each piece's number of filtered tokens, and all the tokens in order (a plain piece is its own token, or none)."
     plain = _np(pc.match_substring_regex(pieces, _SIMPLE_RE2))
-    alone = plain & ~_np(pc.is_in(pieces, value_set=_STOP_ARRAY))  # a token that is the piece
+    alone = plain & ~_np(pc.is_in(pieces, value_set=_stop_array()))  # a token that is the piece
     is_short = ~plain & (_np(pc.utf8_length(pieces)) < 128) & _np(pc.string_is_ascii(pieces))  # no long-token check
     words, n = np.array(pieces.to_pylist(), dtype=object), alone.astype(np.int64)
     short, rest = np.flatnonzero(is_short), np.flatnonzero(~plain & ~is_short)
@@ -584,9 +609,8 @@ class _Done:
     def result(self): return self.value
 
 @patch
-def analyze_ids(self: LuceneEnglishAnalyzer, texts, batch_size=20_000, desc=None, background=None):
+def analyze_ids(self: LuceneEnglishAnalyzer, texts, batch_size=20_000, desc=None, background: bool = True):
     "Term ids of every text, growing `vocab`: (doc_index, term_id) int32 arrays, one pair per token, in text order."
-    if background is None: background = os.environ.get("BRIGHTPRO_ANALYZER_THREAD") != "0"  # workers that fill the cores say 0
     texts = as_arrow(texts)
     starts = range(0, len(texts), batch_size)
     docs_out, terms_out = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]

@@ -17,7 +17,8 @@ from . import __version__
 from .core import BrightproError, atomic_write, parse_domains, progress, cache_dir as default_cache_dir
 from .data import available_domains, load_bright, load_domain, resolve_source
 from .runs import Run, write_json_run, write_trec_run
-from .retrievers import Retriever, check_options, corpus_hash, get_retriever, retriever_slug
+from .retriever import Retriever, corpus_hash
+from .retrievers import check_options, get_retriever, retriever_slug
 
 # %% auto #0
 __all__ = ['run_slug', 'stable_ranking', 'file_record', 'write_run_files', 'queries_hash', 'is_up_to_date', 'drop_excluded',
@@ -112,8 +113,9 @@ def _retriever_and_options(retriever, options):
     return retriever, check_options(retriever, options)
 
 def retrieve_domain(domain, retriever: str | Retriever = "bm25-bright", top: int = 1000, out="runs", force: bool = False,
-                    cache_dir=None, options: dict | None = None, slug: str | None = None) -> dict:
+                    cache_dir=None, options: dict | None = None, slug: str | None = None, analyzer_thread: bool = True) -> dict:
     "Retrieve for one loaded `Domain` with a retriever name or instance; returns {'domain', 'status', 'paths', 'seconds'}."
+    # analyzer_thread=False: a retriever built here analyses without a background thread (workers that fill the cores)
     t0 = time.time()
     name, opts = _retriever_and_options(retriever, dict(options or {}))
     docs = domain.documents
@@ -125,7 +127,7 @@ def retrieve_domain(domain, retriever: str | Retriever = "bm25-bright", top: int
     if not force and is_up_to_date(folder, domain.name, fp):
         return {"domain": domain.name, "status": "up to date", "paths": {}, "seconds": time.time() - t0}
     check_out_folder(folder)   # before indexing, not after
-    r = retriever if isinstance(retriever, Retriever) else get_retriever(name, domain=domain.name, cache_dir=cache_dir, **opts)
+    r = retriever if isinstance(retriever, Retriever) else get_retriever(name, domain=domain.name, cache_dir=cache_dir, analyzer_thread=analyzer_thread, **opts)
     r.index(docs.column("id"), docs.column("content"))
     extra = max((len(x) for x in domain.excluded.values()), default=0)
     run = r.search(queries, top + extra)
@@ -175,8 +177,8 @@ def worker_start_method() -> str:
 def _retrieve_one(name, dataset, benchmark, queries, long, revision, *args) -> dict:
     "Load one domain and retrieve for it (`args`: those of `retrieve_domain` after the domain); what a worker does."
     if os.environ.get("BRIGHTPRO_PROGRESS") != "1": os.environ["BRIGHTPRO_PROGRESS"] = "0"  # the parent's bar is the one shown
-    os.environ.setdefault("BRIGHTPRO_ANALYZER_THREAD", "0")  # the workers fill the cores: no second thread each
-    return retrieve_domain(load_for_retrieval(name, dataset, benchmark, queries, long, revision), *args)
+    # the workers fill the cores: no analyzer thread each
+    return retrieve_domain(load_for_retrieval(name, dataset, benchmark, queries, long, revision), *args, analyzer_thread=False)
 
 def _largest_first(names: list[str], dataset, benchmark, long) -> list[str]:
     "Domains with the most document bytes on disk first; the hub's (not yet on disk) in table order."

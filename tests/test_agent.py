@@ -14,7 +14,7 @@ from brightpro.llm import LLMClient, LLMError
 from brightpro.prompts import load_prompts
 from brightpro.scripted_llm import empty_reply, error_reply, length_reply, text_reply, text_tool_call_reply, tool_calls_reply, tool_reply
 from brightpro.traces import read_traces, round_union
-from brightpro.retrievers import Retriever
+from brightpro.retriever import Retriever
 
 from conftest import SHARED_DATA
 

@@ -1,4 +1,4 @@
-"""The `bm25` retriever's tokenizer (`_bm25s_tokenize`) against bm25s.tokenize, the reference: the same ids, the same
+"""The `bm25` retriever's tokenizer (`bm25s_tokenize`) against bm25s.tokenize, the reference: the same ids, the same
 vocabulary in the same order, the same strings; on edge cases, every code point, real BRIGHT texts and synthetic
 corpora; and `BM25S` search against plain bm25s end to end."""
 import gzip, random
@@ -9,9 +9,11 @@ import pyarrow as pa
 import pytest
 import Stemmer
 
-from brightpro import retrievers
+from brightpro import bm25s_tokens
 from brightpro.data import load_domain
-from brightpro.retrievers import BM25S, _bm25s_tokenize, _bm25s_tokenize_strings, top_k
+from brightpro.bm25 import BM25S
+from brightpro.bm25s_tokens import bm25s_tokenize, bm25s_tokenize_strings
+from brightpro.retriever import top_k
 from brightpro.synth import synth_dataset
 from test_retrievers_bm25 import TOPICS, real_texts
 
@@ -37,10 +39,10 @@ def check(texts, stopwords="en", stemmer_name="english", batch_sizes=(20_000, 7)
             inputs.append(pa.chunked_array([pa.array(texts[:k], pa.string()), pa.array(texts[k:], pa.string())]))
     for inp in inputs:
         for bs in batch_sizes:
-            assert same(_bm25s_tokenize(inp, stopwords, stemmer_name, batch_size=bs), ref), (type(inp), bs)
+            assert same(bm25s_tokenize(inp, stopwords, stemmer_name, batch_size=bs), ref), (type(inp), bs)
     if strings:
         want = ref_tokenize(texts, stopwords, stemmer_name, return_ids=False)
-        assert _bm25s_tokenize_strings(texts, stopwords, stemmer_name, batch_size=7) == want
+        assert bm25s_tokenize_strings(texts, stopwords, stemmer_name, batch_size=7) == want
     return ref
 
 
@@ -74,10 +76,10 @@ def test_edge_cases_together():
 
 
 def test_single_string_and_empty_list():
-    assert same(_bm25s_tokenize("The cats are running"), ref_tokenize("The cats are running"))
-    got, ref = _bm25s_tokenize([]), ref_tokenize([])
+    assert same(bm25s_tokenize("The cats are running"), ref_tokenize("The cats are running"))
+    got, ref = bm25s_tokenize([]), ref_tokenize([])
     assert got.ids == ref.ids and got.vocab == ref.vocab
-    assert _bm25s_tokenize(["", "", "a"]).ids == [[], [], []]
+    assert bm25s_tokenize(["", "", "a"]).ids == [[], [], []]
 
 
 def test_only_stopwords_and_empties():
@@ -93,7 +95,7 @@ def test_stopword_and_stemmer_options():
 
 
 def test_64_bit_offsets(monkeypatch):
-    monkeypatch.setattr(retrievers, "_INT32_BYTES", 0)   # every batch split with 64-bit offsets
+    monkeypatch.setattr(bm25s_tokens, "_INT32_BYTES", 0)   # every batch split with 64-bit offsets
     check(EDGE * 2, batch_sizes=(20_000, 11))
 
 
@@ -141,8 +143,8 @@ def test_synthetic_corpora(synthetic, domain):
         texts = piece.to_pylist()
         ref = ref_tokenize(texts)
         for inp, bs in ((piece, 20_000), (piece, 700), (texts, 300)):
-            assert same(_bm25s_tokenize(inp, batch_size=bs), ref), (type(inp), bs)
-        assert _bm25s_tokenize_strings(piece) == ref_tokenize(texts, return_ids=False)
+            assert same(bm25s_tokenize(inp, batch_size=bs), ref), (type(inp), bs)
+        assert bm25s_tokenize_strings(piece) == ref_tokenize(texts, return_ids=False)
 
 
 @pytest.mark.parametrize("source", ["sample", "synthetic"])

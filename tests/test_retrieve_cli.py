@@ -9,7 +9,7 @@ import pytest
 
 from brightpro.data import load_bright, load_domain
 from brightpro.retrieve import retrieve
-from brightpro.retrievers import BM25Bright
+from brightpro.bm25 import BM25Bright
 from brightpro.runs import read_trec_run
 
 SAMPLE = Path(__file__).resolve().parents[1]/"brightpro"/"sample"

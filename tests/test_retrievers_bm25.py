@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 from brightpro.core import BrightproError
-from brightpro.retrievers import BM25Bright, BM25S, LuceneEnglishAnalyzer, get_retriever, top_k
+from brightpro.bm25 import BM25Bright, BM25S
+from brightpro.lucene import LuceneEnglishAnalyzer
+from brightpro.retriever import top_k
+from brightpro.retrievers import get_retriever
 
 TOPICS = Path(__file__).resolve().parents[1].parent/"shared"/"data"/"bright-topics"
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from brightpro.core import BrightproError
-from brightpro.retrievers import Dense, EmbeddingCache, Fusion, default_dense_model, get_retriever, rrf
+from brightpro.dense import Dense, EmbeddingCache, default_dense_model
+from brightpro.retrievers import Fusion, get_retriever, rrf
 from brightpro.runs import Run
 
 TEXTS = [f"{w} number {i} about {w}s and other things" for i, w in
@@ -184,7 +185,7 @@ def test_read_only_cache_serves_what_it_has_and_refuses_new_writes_clearly(cli, 
 
 
 def test_chunk_size_follows_the_measured_speed():
-    from brightpro.retrievers import next_chunk_size
+    from brightpro.dense import next_chunk_size
     assert next_chunk_size(256, 256, 25.6) == 300   # 10 docs/s: 30 s of encoding
     assert next_chunk_size(256, 256, 0.1) == 1024   # fast: at most 4x per chunk
     assert next_chunk_size(256, 256, 512.0) == 15   # 0.5 docs/s: smaller at once
@@ -192,15 +193,15 @@ def test_chunk_size_follows_the_measured_speed():
 
 
 def test_default_chunks_are_timed_and_recorded_as_spans(tmp_path, monkeypatch):
-    from brightpro import retrievers
+    from brightpro import dense
     assert Dense().chunk is None  # not a fixed 4096 documents (minutes of CPU encoding lost on a kill)
     clock, real = {"t": 0.0}, Dense.encode
     def timed(self, texts, prefix=""):
         clock["t"] += len(texts) / 10.0  # a CPU encoding 10 documents a second
         return real(self, texts, prefix)
-    monkeypatch.setattr(retrievers, "perf_counter", lambda: clock["t"])
-    monkeypatch.setattr(retrievers, "FIRST_CHUNK", 4)
-    monkeypatch.setattr(retrievers, "CHUNK_SECONDS", 1.0)
+    monkeypatch.setattr(dense, "perf_counter", lambda: clock["t"])
+    monkeypatch.setattr(dense, "FIRST_CHUNK", 4)
+    monkeypatch.setattr(dense, "CHUNK_SECONDS", 1.0)
     monkeypatch.setattr(Dense, "encode", timed)
     r = Dense(cache_dir=tmp_path); r.index(IDS, TEXTS)
     (m,) = tmp_path.glob("dense/*/manifest.json")
@@ -231,7 +232,7 @@ def test_unreachable_hub_fails_at_once(cli, tmp_path):
 
 
 def test_tied_documents_across_the_cut_are_kept_in_corpus_order():
-    from brightpro.retrievers import _best_k
+    from brightpro.dense import _best_k
     emb = np.eye(4, dtype=np.float32)[np.random.default_rng(0).integers(0, 2, 3000)]  # two kinds of document: many ties
     first = np.flatnonzero(emb[:, 0] == 1)[:50].tolist()
     for block in (100, 1000, 65_536):
