@@ -2,7 +2,7 @@
 queries against the synthetic corpus, through brightpro's own analyzer and BM25 postings.
 
 The real document corpus cannot be had here, so the real side is the BRIGHT gold answers (`../shared/data/bright-topics`),
-cut into passages of the domain's mean document length (PROTOCOL.md §1: 520 characters, stackoverflow 1,775), since a
+cut into passages of the domain's mean document length (protocol.ipynb §1: 520 characters, stackoverflow 1,775), since a
 document's length sets how many of a query's terms it holds. Both sides are searched with all the domain's real
 queries. Figures:
 

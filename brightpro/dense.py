@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/dense.html.md"""
 
 # %% ../nbs/05c_dense.ipynb #dc3d8f3a
 from __future__ import annotations
-import errno, hashlib, json, os, re, shutil
+import errno, json, os, re, shutil
 from pathlib import Path
 from time import perf_counter
 
@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, progress
+from .core import BrightproError, atomic_write, bytes_digest, os_reason, progress
 from .lucene import as_arrow
 from .runs import Run
 from .retriever import Retriever, corpus_hash, ranked_run, settings_key
@@ -101,8 +101,6 @@ class EmbeddingCache:
         return f"EmbeddingCache(n={self.n}, dim={self.dim}, chunks={len(self.chunks)}, missing={self.missing()})"
 
 # %% ../nbs/05c_dense.ipynb #1eae4750
-def _digest(data) -> str: return hashlib.blake2b(data, digest_size=16).hexdigest()
-
 @patch
 def _read_rows(self: EmbeddingCache, start: int, end: int) -> bytes:
     "The stored bytes of rows `start`..`end - 1`, read with plain reads."
@@ -128,7 +126,7 @@ def _checked_chunks(self: EmbeddingCache) -> list:
                        and type(c[0]) is type(c[1]) is int and 0 <= c[0] < c[1] <= self.n)
         good, end = [], 0
         for s, e, d in spans:
-            if s >= end and _digest(self._read_rows(s, e)) == d: good.append([s, e, d]); end = e
+            if s >= end and bytes_digest(self._read_rows(s, e)) == d: good.append([s, e, d]); end = e
         return good
     except (OSError, ValueError, TypeError, AttributeError, KeyError): return []   # no usable manifest: encode everything
 
@@ -143,9 +141,6 @@ def missing(self: EmbeddingCache) -> list[tuple[int, int]]:
     return gaps + [(at, self.n)] if at < self.n else gaps
 
 # %% ../nbs/05c_dense.ipynb #4554d1fa
-_WHY = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded", errno.EROFS: "it is on a read-only file system",
-        errno.EACCES: "permission denied", errno.EPERM: "permission denied"}
-
 def _size(n: int) -> str:
     "A byte count for people: 61.4 kB, 1.2 GB."
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
@@ -155,8 +150,8 @@ def _size(n: int) -> str:
 @patch
 def _error(self: EmbeddingCache, e: OSError) -> BrightproError:
     "One clear line for a write that failed, naming the cache folder."
-    what = "free some space or pass another --cache-dir" if e.errno in (errno.ENOSPC, errno.EDQUOT) else "pass a writable --cache-dir"
-    return BrightproError(f"cannot write dense embeddings to the cache folder {self.path}: {_WHY.get(e.errno, e.strerror or str(e))}; "
+    what = "free some space or choose another cache_dir" if e.errno in (errno.ENOSPC, errno.EDQUOT) else "choose a writable cache_dir"
+    return BrightproError(f"cannot write dense embeddings to the cache folder {self.path}: {os_reason(e)}; "
                           f"{what} (chunks already encoded are kept and reused)")
 
 # %% ../nbs/05c_dense.ipynb #3bca8f38
@@ -184,7 +179,7 @@ def write(self: EmbeddingCache, start: int, vectors: np.ndarray):
     raw = memoryview(data).cast("B")
     try:
         with open(self.file, "r+b") as f: f.seek(start * self.dim * 4); f.write(raw)
-        self.chunks = sorted(self.chunks + [[start, start + len(data), _digest(raw)]])
+        self.chunks = sorted(self.chunks + [[start, start + len(data), bytes_digest(raw)]])
         with atomic_write(self.manifest_file) as f: json.dump({"version": 2, "n": self.n, "dim": self.dim, "chunks": self.chunks}, f)
     except OSError as e: raise self._error(e) from None
 

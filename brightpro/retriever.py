@@ -6,14 +6,14 @@ Docs: https://brightpro.github.io/brightpro/retriever.html.md"""
 
 # %% ../nbs/05_retriever.ipynb #f206926f
 from __future__ import annotations
-import hashlib, json, shutil
+import json, shutil
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
 
-from .core import atomic_write
+from .core import atomic_write, file_digest, hasher, json_digest
 from .lucene import as_arrow
 from .runs import Run
 
@@ -56,7 +56,7 @@ def ranked_run(name: str, qids, docids: list, scores: list, meta: dict | None = 
 
 # %% ../nbs/05_retriever.ipynb #27b606e0
 def _update_hash(h, arr: pa.ChunkedArray):
-    lengths, data = hashlib.blake2b(digest_size=16), hashlib.blake2b(digest_size=16)
+    lengths, data = hasher(), hasher()
     for chunk in arr.chunks:  # lengths and bytes hashed separately, so chunking does not matter
         width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
         offsets = np.frombuffer(chunk.buffers()[1], dtype=width)[chunk.offset: chunk.offset + len(chunk) + 1]
@@ -66,31 +66,28 @@ def _update_hash(h, arr: pa.ChunkedArray):
     h.update(lengths.digest()); h.update(data.digest())
 
 def corpus_hash(doc_ids, texts) -> str:
-    "A blake2b fingerprint of document ids and texts (order matters), from the Arrow buffers."
-    h = hashlib.blake2b(digest_size=16)
+    "A fingerprint of document ids and texts (order matters), from the Arrow buffers."
+    h = hasher()
     for part in (as_arrow(doc_ids), as_arrow(texts)):
         h.update(str(len(part)).encode()); _update_hash(h, part)
     return h.hexdigest()
 
 def settings_key(*parts) -> str:
     "A short stable key for settings (JSON-able parts)."
-    return hashlib.blake2b(json.dumps(parts, sort_keys=True, default=str).encode(), digest_size=8).hexdigest()
+    return json_digest(parts)[:16]
 
 # %% ../nbs/05_retriever.ipynb #15a3ebc2
-def _file_digest(path: Path) -> str:
-    with open(path, "rb") as f: return hashlib.file_digest(f, lambda: hashlib.blake2b(digest_size=16)).hexdigest()
-
 def write_digests(folder: Path):
     "Record a checksum of every file in `folder` (digests.json), so a corrupt file is detected on reuse."
     files = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name != "digests.json")
-    digests = {n: _file_digest(folder/n) for n in files}
+    digests = {n: file_digest(folder/n) for n in files}
     with atomic_write(folder/"digests.json") as f: json.dump(digests, f)
 
 def digests_ok(folder: Path) -> bool:
     "True when every file recorded in digests.json is present and unchanged."
     try: digests = json.loads((folder/"digests.json").read_text())
     except (OSError, ValueError): return False
-    try: return bool(digests) and all(_file_digest(folder/n) == d for n, d in digests.items())
+    try: return bool(digests) and all(file_digest(folder/n) == d for n, d in digests.items())
     except OSError: return False
 
 # %% ../nbs/05_retriever.ipynb #73e92791

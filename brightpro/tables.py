@@ -73,14 +73,14 @@ def main_k(k_values) -> int:
     return 25 if 25 in ks else ks[-1]
 
 FULL_QUERIES = {"biology": 103, "earth_science": 115, "economics": 99, "psychology": 100, "robotics": 101,
-                "stackoverflow": 115, "sustainable_living": 106}   # PROTOCOL.md §1: 739 in all
+                "stackoverflow": 115, "sustainable_living": 106}   # protocol.ipynb §1: 739 in all
 
 def is_full_dataset(query_counts: dict) -> bool:
     "True when {domain: queries} is the full Bright-Pro: all seven domains with the published query counts."
     return dict(query_counts) == FULL_QUERIES
 
 # %% ../nbs/12a_tables.ipynb #b5eccffa27
-PUBLISHED = [   # PROTOCOL.md §7
+PUBLISHED = [   # protocol.ipynb §6
     ("Bright-Pro", "static, mean over domains", "BM25", "alpha_ndcg@25", 41.1, "bm25-bright"),
     ("Bright-Pro", "static, mean over domains", "DIVER-4B", "alpha_ndcg@25", 60.9, None),
     ("Bright-Pro", "agentic, fixed R = 1 (GPT-5-mini)", "BM25", "alpha_ndcg@5", 40.7, "agent bm25-bright"),

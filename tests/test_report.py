@@ -206,7 +206,7 @@ def test_the_analysis_notebooks_and_templates_ship_with_the_package():
 
 
 def test_the_summary_sets_the_published_points_beside_ours_on_the_full_dataset(built, tmp_path):
-    "With the query counts of the full Bright-Pro (PROTOCOL.md §1) the summary adds the §7 reference points, ours x 100 beside them."
+    "With the query counts of the full Bright-Pro (protocol.ipynb §1) the summary adds the §6 reference points, ours x 100 beside them."
     _, _, cache = built
     sample = results.sample_results(cache)
     out = tmp_path/"reports"
