@@ -97,11 +97,11 @@ def holm(pvalues) -> np.ndarray:
 @dataclass(eq=False)
 class Comparison:
     "The result of `compare`: a long `table` (one row per system and metric) and its settings."
-    table: pd.DataFrame
-    baseline: str
-    metrics: list
-    systems: list
-    settings: dict = field(default_factory=dict)
+    table: pd.DataFrame   # one row per system and metric: mean, interval, and against the baseline delta and p-values
+    baseline: str         # the system the others are tested against
+    metrics: list         # the metric@k columns compared, in order
+    systems: list         # the systems, in order
+    settings: dict = field(default_factory=dict)   # test, n_resamples, confidence, alpha, seed, statistic
 
     def __repr__(self): return self.to_markdown()
 
