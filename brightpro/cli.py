@@ -39,17 +39,17 @@ def add_dataset_options(p: argparse.ArgumentParser, domain_default="all", static
 
 # %% ../nbs/13_cli.ipynb #9058ef27
 def _validate(args) -> int:
-    report = validation_report(args.dataset, args.domain, args.benchmark, args.revision)
+    report = validation_report(args.dataset, domains=args.domain, benchmark=args.benchmark, revision=args.revision)
     print(report.to_json() if args.json else report.to_text(strict=args.strict))
     return report.exit_code(args.strict)
 
 def _stats(args) -> int:
-    stats = describe_dataset(args.dataset, args.domain, args.revision, args.benchmark)
+    stats = describe_dataset(args.dataset, domains=args.domain, revision=args.revision, benchmark=args.benchmark)
     print(stats.to_json() if args.json else stats.to_text())
     return 0
 
 def _synth(args) -> int:
-    print(synth_dataset(args.domain, args.out, args.scale, args.seed, args.topics, args.style).to_text())
+    print(synth_dataset(args.domain, out=args.out, scale=args.scale, seed=args.seed, topics_dir=args.topics, style=args.style).to_text())
     return 0
 
 # %% ../nbs/13_cli.ipynb #e528ac70
@@ -120,9 +120,11 @@ def add_retrieve_command(sub):
 
 # %% ../nbs/13_cli.ipynb #3e11d647
 def _evaluate(args) -> int:
-    report = evaluate_and_compare(args.run, args.dataset, args.domain, args.benchmark, args.revision, args.long, args.k,
-                                  args.alpha, args.aspect_map, args.cut, not args.no_corpus_check, args.baseline,
-                                  args.resamples, args.seed, args.qrels_out, args.per_query, args.partial, args.ties)
+    report = evaluate_and_compare(args.run, args.dataset, domains=args.domain, benchmark=args.benchmark, revision=args.revision,
+                                  long=args.long, k=args.k, alpha=args.alpha, aspect_map=args.aspect_map, cut=args.cut,
+                                  check_corpus=not args.no_corpus_check, baseline=args.baseline, n_resamples=args.resamples,
+                                  seed=args.seed, qrels_out=args.qrels_out, per_query_out=args.per_query,
+                                  partial=args.partial, ties=args.ties)
     for note in report.notes: print(f"brightpro: note: {note}", file=sys.stderr)
     print(report.to_json() if args.json else report.to_text(ci=args.ci, latex=args.latex))
     return 0

@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/data.html.md"""
 
 # %% ../nbs/01_data.ipynb #a6933240
 from __future__ import annotations
-import contextlib, errno, functools, gzip, hashlib, json, os, re, sys
+import contextlib, errno, functools, gzip, json, os, re, sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +17,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, parse_domains
+from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, hasher, package_path, parse_domains
+from .render import text_table
 
 # %% auto #0
 __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 'ERROR_KINDS', 'WARNING_KINDS',
@@ -29,7 +30,7 @@ __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 
 # %% ../nbs/01_data.ipynb #53940b4a
 BRIGHT_PRO_REPO, BRIGHT_REPO = "yale-nlp/Bright-Pro", "xlangai/BRIGHT"
 HARNESS_REVISION = "dbdc22b"  # the Bright-Pro revision the authors' harness pinned (a commit prefix)
-SAMPLE_ROOT = Path(__file__).parent/"sample" if "__file__" in globals() else Path("../brightpro/sample")
+SAMPLE_ROOT = package_path("sample")
 
 class DataError(BrightproError):
     "The data cannot be read or evaluated as published."
@@ -131,8 +132,8 @@ def provenance(self: Source) -> dict:
 # %% ../nbs/01_data.ipynb #cd54c866
 def _offline_message(repo, why):
     return (f"cannot reach the Hugging Face hub for {repo} ({why}); download a snapshot where the hub is reachable "
-            f"(hf download {repo} --repo-type dataset --local-dir DIR) and pass --dataset DIR, "
-            f"or use --dataset sample")
+            f"(hf download {repo} --repo-type dataset --local-dir DIR) and pass "
+            f"dataset='DIR', or use dataset='sample'")
 
 # %% ../nbs/01_data.ipynb #2081c1a4
 def hub_source(benchmark="brightpro", revision=None, configs=("examples", "aspects", "documents"), domains=DOMAINS) -> Source:
@@ -219,7 +220,7 @@ def _documents_from_files(source, config, domain) -> pa.Table:
 # %% ../nbs/01_data.ipynb #7b0e5a11
 def _content_key(files: list[Path]) -> str:
     "A hash of the files' names, sizes and bytes, read in 1 MiB chunks: any change to their content gives a new key."
-    h, buf = hashlib.blake2b(digest_size=16), bytearray(1 << 20)
+    h, buf = hasher(), bytearray(1 << 20)
     view = memoryview(buf)
     for p in files:
         try:
@@ -680,10 +681,9 @@ class DatasetStats:
 
     def to_text(self) -> str:
         "A fixed-width table, one row per domain."
-        lines = [f"{'domain':20s} {'queries':>8s} {'aspects':>8s} {'gold_docs':>10s} {'documents':>10s}"]
-        for d, s in self.domains.items():
-            lines.append(f"{d:20s} {s['queries']:8d} {s['aspects']:8d} {s['gold_docs']:10d} {s['documents']:10d}")
-        return "\n".join(lines)
+        widths = {"domain": 20, "queries": 8, "aspects": 8, "gold_docs": 10, "documents": 10}
+        table = pd.DataFrame([[d, *(s[c] for c in list(widths)[1:])] for d, s in self.domains.items()], columns=list(widths))
+        return text_table(table, align="lrrrr", widths=widths)
 
     def to_json(self) -> str:
         'The numbers as `{"domains": {...}}`.'
@@ -748,7 +748,7 @@ def to_text(self: ValidationReport, strict=False) -> str:
     for level, kinds in (("error", ERROR_KINDS), ("warning", WARNING_KINDS)):
         lines += [f"{n:7d} {level} {kind}: {kinds.get(kind, '')}" for kind, n in self.counts[level].items()]
     lines.append(f"{self.dataset}: {self.n_errors} error(s), {self.n_warnings} warning(s)"
-                 + (" (warnings are fatal with --strict)" if strict and self.n_warnings else ""))
+                 + (" (warnings are fatal with strict=True)" if strict and self.n_warnings else ""))
     return "\n".join(lines)
 
 @patch

@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/evaluate.html.md"""
 
 # %% ../nbs/07_evaluate.ipynb #688df1d6
 from __future__ import annotations
-import math, re
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, check_alpha, check_aspect_map, check_ks
+from .core import DOMAINS, BrightproError, check_alpha, check_aspect_map, check_int, check_ks, json_ready
+from .render import text_table
 from .runs import Run, RunError, check_ties, read_run, write_qrels, write_diversity_qrels
 from .metrics import METRICS, domain_judgements, score_judgements, mean_scores
 
@@ -81,7 +82,7 @@ def _load_run_dir(path: Path, domains: dict, name, cut, ties) -> tuple[str, dict
         runs[d] = read_run(f, name=name or path.name, cut=cut, ties=ties)
     if missing:
         raise RunError(f"{path}: no run for domain {', '.join(missing)} (looked for "
-                       f"{', '.join(p.format(d=missing[0]) for p in RUN_FILE_NAMES[:2])}); choose domains with --domain")
+                       f"{', '.join(p.format(d=missing[0]) for p in RUN_FILE_NAMES[:2])}); choose the domains it has with `domains`")
     unknown = []
     for d, r in list(runs.items()):
         parts, unk = split_by_domain(r, {d: domains[d]})
@@ -113,27 +114,17 @@ class Evaluation:
     def __repr__(self): return f"Evaluation({self.run!r}, domains={list(self.domain_means)})"
 
 # %% ../nbs/07_evaluate.ipynb #22d450a2
-def _clean(d: dict) -> dict:
-    "JSON-safe: NaN -> None, numpy scalars -> Python."
-    out = {}
-    for k, v in d.items():
-        if k.startswith("_"): continue
-        if isinstance(v, (float, np.floating)): out[k] = None if math.isnan(v) else float(v)
-        elif isinstance(v, np.integer): out[k] = int(v)
-        else: out[k] = v
-    return out
-
 @patch
 def objects(self: Evaluation) -> list[dict]:
     "The JSON objects: one per domain, plus 'overall' when there are several domains."
     meta = {k: v for k, v in self.meta.items() if not k.startswith("_")}
-    objs = [{"domain": d, "run": self.run, "queries": self.counts[d]["queries"], "metrics": _clean(means), **meta,
-             "provenance": self.meta["_provenance"].get(d), "counts": _clean(self.counts[d])}
+    objs = [{"domain": d, "run": self.run, "queries": self.counts[d]["queries"], "metrics": json_ready(means), **meta,
+             "provenance": self.meta["_provenance"].get(d), "counts": json_ready(self.counts[d])}
             for d, means in self.domain_means.items()]
     if len(self.domain_means) > 1:
         over = self.meta.get("overall_domains", list(self.domain_means))
         objs.append({"domain": "overall", "run": self.run, "queries": sum(c["queries"] for c in self.counts.values()),
-                     "metrics": _clean(self.overall), **meta, "statistic": "mean of the domain means"
+                     "metrics": json_ready(self.overall), **meta, "statistic": "mean of the domain means"
                      + ("" if len(over) == len(self.domain_means) else f" over {', '.join(over)}")})
     return objs
 
@@ -150,12 +141,9 @@ def to_text(self: Evaluation) -> str:
     over = m.get("overall_domains", list(self.domain_means))
     label = "overall" if len(over) == len(rows) else f"overall ({', '.join(over)})"
     if len(rows) > 1: rows.append((label, sum(r[1] for r in rows), [self.overall[n] for n in names]))
-    w = max(len("domain"), *(len(r[0]) for r in rows))
-    cw = [max(8, len(n)) for n in names]
-    lines = [head, f"{'domain':<{w}} {'queries':>7} " + " ".join(f"{n:>{c}}" for n, c in zip(names, cw))]
-    for d, n, vals in rows:
-        lines.append(f"{d:<{w}} {n:>7} " + " ".join(f"{'-' if v is None or np.isnan(v) else f'{v:.4f}':>{c}}" for v, c in zip(vals, cw)))
-    return "\n".join(lines)
+    table = pd.DataFrame([[d, n, *vals] for d, n, vals in rows], columns=["domain", "queries", *names])
+    widths = {"queries": 7, **{n: 8 for n in names}}   # the layout saved outputs and scripts read
+    return head + "\n" + text_table(table, 4, align="lr" + "r" * len(names), widths=widths)
 
 # %% ../nbs/07_evaluate.ipynb #2905bb16
 @patch
@@ -214,9 +202,7 @@ def _score_domain(run, dom, J, names, compute_ks, alpha, metrics, missing, ties)
 def check_cut(cut) -> int | None:
     "None (no cut) or a positive number of documents kept per query before scoring."
     if cut is None: return None
-    if isinstance(cut, bool) or not isinstance(cut, (int, np.integer)) or cut < 1:
-        raise BrightproError(f"cut must be a positive number of documents (the harness keeps 200), got {cut!r}")
-    return int(cut)
+    return check_int(cut, "cut")
 
 def _read_runs(spec, domains, cut, ties) -> tuple[str, dict, list, dict]:
     "A path (file or directory), a `Run` or a run dict, split across `domains`."
@@ -233,7 +219,7 @@ def _covered_domains(name, counts, partial: bool) -> list[str]:
     if absent and not partial:
         raise BrightproError(f"run {name} ranks no query of {', '.join(absent)}, so its overall row would be the mean of "
                              f"{len(covered)} of the {len(counts)} domains asked for; choose the domains it covers with "
-                             f"--domain {','.join(covered)}, or pass --partial to report the overall over those")
+                             f"domains='{','.join(covered)}', or pass partial=True to report the overall over those")
     return covered
 
 def _refuse_unranked(name, counts, unknown, domains):
@@ -268,14 +254,20 @@ def _evaluate_one(spec, domains, judgements, settings, corpus) -> Evaluation:
     return Evaluation(name, pd.concat(frames, ignore_index=True), dmeans, overall, meta, counts)
 
 # %% ../nbs/07_evaluate.ipynb #56e6303c
-def evaluate_runs(run_specs, domains: dict, k=None, alpha: float = 0.5, aspect_map: str = "harness",
-                  benchmark: str | None = None, cut: int | None = None, check_corpus: bool = True, missing: str = "skip",
-                  partial: bool = False, ties: str = "harness") -> list[Evaluation]:
-    """Score each run (a path, or a `Run`/dict for a single domain) on `domains` ({name: Domain}).
-
-    A run that ranks no query of some of the domains is refused, unless `partial`: then 'overall' is the mean over the
-    domains it covers, and says so. `ties`: 'harness' breaks equal scores per metric as the authors' scripts do
-    (alpha-nDCG and Aspect-Recall in the run's own order, nDCG and Recall as trec_eval); 'trec_eval' for every metric."""
+def evaluate_runs(run_specs, # run files or per-domain run folders, `Run`s or {qid: [docids]} dicts
+                  domains: dict, # the loaded domains, {name: Domain}
+                  *,
+                  k=None, # cut-offs (default 25; BRIGHT: 10); ndcg@10 is always reported
+                  alpha: float = 0.5, # alpha-nDCG's redundancy penalty
+                  aspect_map: str = "harness", # 'harness' (one map per domain, as the authors) or 'per-query'
+                  benchmark: str | None = None, # 'brightpro' or 'bright' (default: the domains')
+                  cut: int | None = None, # keep only the top `cut` documents per query before scoring
+                  check_corpus: bool = True, # count run documents outside the corpus (reads the document ids)
+                  missing: str = "skip", # a query the run leaves out: 'skip' it (as the harness) or score it 'zero'
+                  partial: bool = False, # allow a run that ranks no query of some domains; 'overall' then says over which
+                  ties: str = "harness", # 'harness': equal scores as the authors' scripts order them; 'trec_eval' for every metric
+                 ) -> list[Evaluation]:
+    "Score each run on `domains`: one `Evaluation` per run, in order."
     cut, ties = check_cut(cut), check_ties(ties)
     if not domains: raise BrightproError("no domains to evaluate")
     first = next(iter(domains.values()))

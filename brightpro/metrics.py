@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from fastcore.basics import patch
-from .core import ASPECT_MAPS, BrightproError, check_alpha, check_aspect_map, check_ks, ragged_arange
+from .core import ASPECT_MAPS, BrightproError, check_alpha, check_aspect_map, check_ks, nan_mean, ragged_arange
 from .runs import TIES, Run, check_ties
 
 # %% auto #0
@@ -429,16 +429,21 @@ def score_judgements(run, J: Judgements, k=25, alpha: float = 0.5, metrics=None,
     return df
 
 # %% ../nbs/03_metrics.ipynb #4796bdad
-def evaluate_run(run, gold: dict, doc_aspects: dict | None = None, weights: dict | None = None, k=25, alpha: float = 0.5,
-                 metrics=None, excluded: dict | None = None, qids=None, missing: str = "skip", ties: str = "harness",
-                 count_duplicate_gold: bool = True) -> pd.DataFrame:
-    """Per-query scores: a DataFrame with `qid` and one column per `metric@k` (`alpha_ndcg@25`, `ndcg@10`, ...).
-
-    `run`: a `Run`, `{qid: [docid, ...]}` or `{qid: {docid: score}}`. `gold`: `{qid: [docid, ...]}`.
-    `doc_aspects`: `{qid: {docid: aspect}}` or one `{docid: aspect}` map (the harness). `weights`: `{qid: {aspect: w}}`
-    (normalised here) or a flat `{aspect: w}` used as given. `excluded`: `{qid: [docid, ...]}` removed before the cut.
-    `qids`: the evaluated queries (default: the keys of `gold`). `ties`: 'harness' or 'trec_eval' (see above).
-    `count_duplicate_gold`: a gold id listed twice counts twice in alpha-nDCG's ideal, as in the harness."""
+def evaluate_run(run, # a `Run`, {qid: [docid, ...]} or {qid: {docid: score}}
+                 gold: dict, # {qid: [docid, ...]}
+                 doc_aspects: dict | None = None, # {qid: {docid: aspect}} or one {docid: aspect} map (the harness)
+                 weights: dict | None = None, # {qid: {aspect: w}} (normalised here) or a flat {aspect: w} used as given
+                 *,
+                 k=25, # cut-offs: an int, a list or a comma string
+                 alpha: float = 0.5, # alpha-nDCG's redundancy penalty
+                 metrics=None, # names from METRICS (default: all four with aspects, else nDCG and Recall)
+                 excluded: dict | None = None, # {qid: [docid, ...]} removed before the cut
+                 qids=None, # the evaluated queries (default: the keys of `gold`)
+                 missing: str = "skip", # a query the run leaves out: 'skip' it or score it 'zero'
+                 ties: str = "harness", # 'harness' or 'trec_eval' (see above)
+                 count_duplicate_gold: bool = True, # a gold id listed twice counts twice in alpha-nDCG's ideal, as in the harness
+                ) -> pd.DataFrame:
+    "Per-query scores: a DataFrame with `qid` and one column per `metric@k` (`alpha_ndcg@25`, `ndcg@10`, ...)."
     J = Judgements.build(gold, doc_aspects, weights, excluded, qids, count_duplicate_gold)
     if metrics is None: metrics = METRICS if J.has_aspects else ("ndcg", "recall")
     return score_judgements(run, J, k, alpha, metrics, missing, ties)
@@ -447,12 +452,7 @@ def evaluate_run(run, gold: dict, doc_aspects: dict | None = None, weights: dict
 def mean_scores(per_query: pd.DataFrame) -> dict:
     "The mean of each `metric@k` column over the queries where it is defined (NaN: left out)."
     cols = [c for c in per_query.columns if "@" in c]
-    out = {}
-    for c in cols:
-        v = per_query[c].to_numpy(np.float64)
-        v = v[~np.isnan(v)]
-        out[c] = float(v.mean()) if len(v) else float("nan")
-    return out
+    return {c: nan_mean(per_query[c].to_numpy(np.float64)) for c in cols}
 
 # %% ../nbs/03_metrics.ipynb #a9837127
 _all_ = ["ASPECT_MAPS", "TIES"]   # core's aspect-map names and runs' tie rules, importable from here as well
@@ -470,8 +470,17 @@ def domain_judgements(domain, aspect_map: str = "harness", benchmark: str | None
                             count_duplicate_gold=aspect_map == "harness")
 
 # %% ../nbs/03_metrics.ipynb #d66061e2
-def evaluate_domain(run, domain, k=25, alpha: float = 0.5, aspect_map: str = "harness", benchmark: str | None = None,
-                    metrics=None, missing: str = "skip", ties: str = "harness") -> pd.DataFrame:
+def evaluate_domain(run, # a `Run`, {qid: [docid, ...]} or {qid: {docid: score}}
+                    domain, # a loaded `Domain`
+                    *,
+                    k=25, # cut-offs: an int, a list or a comma string
+                    alpha: float = 0.5, # alpha-nDCG's redundancy penalty
+                    aspect_map: str = "harness", # 'harness' (one map per domain, as the authors) or 'per-query'
+                    benchmark: str | None = None, # 'brightpro' or 'bright' (default: the domain's)
+                    metrics=None, # names from METRICS (default: the benchmark's)
+                    missing: str = "skip", # a query the run leaves out: 'skip' it or score it 'zero'
+                    ties: str = "harness", # 'harness' or 'trec_eval'
+                   ) -> pd.DataFrame:
     "Per-query scores of `run` on a loaded domain (Bright-Pro metrics, or BRIGHT's with `benchmark='bright'`)."
     benchmark = benchmark or domain.benchmark
     J = domain_judgements(domain, aspect_map, benchmark)

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from brightpro.compare import (paired_randomization_test, paired_bootstrap_ci, holm, compare)
+from brightpro.significance import (paired_randomization_test, paired_bootstrap_ci, holm, compare)
 from brightpro.core import BrightproError
 
 

@@ -26,7 +26,7 @@ def assert_clean_failure(r, needle):
 def test_overall_over_part_of_the_domains_is_refused(biology_only):
     r = run_cli("evaluate", "--domain", "all", "--run", biology_only)
     assert_clean_failure(r, "ranks no query of earth_science, economics, psychology, robotics, stackoverflow, sustainable_living")
-    assert "--domain biology" in r.stderr and "--partial" in r.stderr
+    assert "domains='biology'" in r.stderr and "partial=True" in r.stderr
 
 
 def test_partial_says_over_which_domains(biology_only):
@@ -44,8 +44,8 @@ def test_partial_says_over_which_domains(biology_only):
     (["--resamples", "0"], "resamples must be a positive integer"),
     (["--resamples", "-1"], "resamples must be a positive integer"),
     (["--seed", "-1"], "seed must be a non-negative integer"),
-    (["--cut", "0"], "cut must be a positive number"),
-    (["--cut", "-1"], "cut must be a positive number"),
+    (["--cut", "0"], "cut must be a positive integer"),
+    (["--cut", "-1"], "cut must be a positive integer"),
     (["--k", ""], "k must be positive integers"),
 ])
 def test_bad_settings_exit_2(biology_only, extra, needle):
