@@ -13,7 +13,7 @@ from . import __version__
 from .core import DOMAINS, ASPECT_MAPS, BrightproError, check_ks, parse_domains
 from .data import describe_dataset, load_domains, validation_report
 from .synth import STYLES, synth_dataset
-from .retrievers import RETRIEVER_FORMS
+from .retrievers import RETRIEVER_FORMS, check_options
 from .retrieve import retrieve
 from .compare import evaluate_and_compare
 from .llm import LLMClient
@@ -96,9 +96,12 @@ def parse_options(items) -> dict:
 
 # %% ../nbs/13_cli.ipynb #4244fd0a
 def _retrieve(args) -> int:
-    retrieve(args.dataset, args.domain, args.retriever, args.top, args.out, args.force, args.queries, args.benchmark,
-             args.long, args.cache_dir, parse_options(args.option), args.revision, echo=lambda line: print(line, flush=True),
-             jobs=args.jobs)
+    options = parse_options(args.option)
+    if args.retriever: check_options(args.retriever, options)   # a bad name or option fails before any data is read
+    domains = load_domains(args.domain, args.dataset, revision=args.revision, benchmark=args.benchmark, long=args.long,
+                           queries=args.queries)   # the data, resolved once
+    retrieve(domains, args.retriever, top=args.top, out=args.out, force=args.force, cache_dir=args.cache_dir, options=options,
+             jobs=args.jobs, echo=lambda line: print(line, flush=True))
     return 0
 
 def add_retrieve_command(sub):
@@ -207,7 +210,7 @@ def add_agent_command(sub):
     p.add_argument("--rounds", type=int, default=3, help="fixed protocol: rounds R (1, 2 or 3; default 3)")
     p.add_argument("--policy", choices=("llm", "prf"), default="llm", help="llm: the agent is the LLM; prf: pseudo-relevance feedback, no LLM, no answers")
     p.add_argument("--qids", default=None, help="only these query ids, e.g. 0,5,9")
-    p.add_argument("--subset", choices=("agentic",), default=None, help="the authors' agentic subset: 25 queries per domain (PROTOCOL.md §5)")
+    p.add_argument("--subset", choices=("agentic",), default=None, help="the authors' agentic subset: 25 queries per domain (protocol.ipynb §5)")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--prompt-dir", default=None, help="a folder whose agent.md / answer.md replace the packaged prompts")
     p.add_argument("--max-iterations", type=int, default=100, help="adaptive protocol: the cap on responses (default 100)")
@@ -238,7 +241,7 @@ def _agentic_eval(args) -> int:
 def add_judge_commands(sub):
     "The `judge` and `agentic-eval` subcommands."
     j = sub.add_parser("judge", help="score an agent run's answers with an LLM judge (RC, OQ); writes judgements.jsonl",
-                       description="Judge every answer of an agent run (PROTOCOL.md §6) and write <dir>/<domain>/judgements.jsonl "
+                       description="Judge every answer of an agent run (protocol.ipynb §5) and write <dir>/<domain>/judgements.jsonl "
                                    "beside the traces. Resumes: answers already judged are skipped.")
     j.add_argument("run_dir", help="the --out folder of `brightpro agent`")
     add_dataset_options(j, domain_default=None, static=False)

@@ -508,6 +508,7 @@ class Domain:
     aspects: pd.DataFrame
     source: Source
     documents_config: str = "documents"  # 'documents', or BRIGHT's 'long_documents'
+    queries_config: str = "examples"     # 'examples', or one of BRIGHT's reasoning configs ('gpt4_reason', ...)
 
 # %% ../nbs/01_data.ipynb #0f515eda
 def _kept(f):
@@ -534,7 +535,8 @@ def __repr__(self: Domain):
 @patch(as_prop=True)
 def provenance(self: Domain) -> dict:  # noqa: F811 (Source.provenance is another class's)
     "The source's provenance plus the domain and its documents config."
-    return {**self.source.provenance, "domain": self.name, "documents": self.documents_config}
+    queries = {"queries": self.queries_config} if self.queries_config != "examples" else {}
+    return {**self.source.provenance, "domain": self.name, "documents": self.documents_config, **queries}
 
 # %% ../nbs/01_data.ipynb #0b40977b
 @patch(as_prop=True)
@@ -652,13 +654,15 @@ def load_bright(domain: str, dataset="sample", queries="examples", long=False, r
     _refuse(check_tables(domain, examples, None, benchmark="bright"), source, domain)
     frame = _queries_frame(examples)
     if queries != "examples": frame = _reasoning_queries(frame, source, queries, domain)
-    return Domain(domain, frame, _aspects_frame(None, domain), source, "long_documents" if long else "documents")
+    return Domain(domain, frame, _aspects_frame(None, domain), source, "long_documents" if long else "documents", queries)
 
 # %% ../nbs/01_data.ipynb #929736f9
-def load_domains(domains="all", dataset="sample", revision=None, benchmark="brightpro", long=False) -> dict[str, Domain]:
-    "Several domains by name ('all', 'a,b' or a list), keyed by domain; `long=True` (BRIGHT) reads long documents."
-    if benchmark == "bright" and long:  # each fetches its own configs from the hub
-        return {d: load_bright(d, dataset=dataset, long=True, revision=revision) for d in parse_domains(domains)}
+def load_domains(domains="all", dataset="sample", revision=None, benchmark="brightpro", long=False, queries="examples") -> dict[str, Domain]:
+    "Several domains by name ('all', 'a,b' or a list), keyed by domain; BRIGHT also takes a reasoning `queries` config and `long=True` (long documents)."
+    if benchmark != "bright" and (long or queries != "examples"):
+        raise BrightproError(f"queries={queries!r} and long={long!r}: reasoning queries and long documents are BRIGHT's; pass benchmark='bright'")
+    if benchmark == "bright" and (long or queries != "examples"):  # each fetches its own configs from the hub
+        return {d: load_bright(d, dataset=dataset, queries=queries, long=long, revision=revision) for d in parse_domains(domains)}
     source = resolve_source(dataset, benchmark, revision, domains=domains)
     names = parse_domains(domains) if dataset == "hub" else parse_domains(domains, source.domains() or DOMAINS)
     load = load_domain if benchmark == "brightpro" else (lambda d, dataset, **_: load_bright(d, dataset))

@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/retrieve.html.md"""
 
 # %% ../nbs/06_retrieve.ipynb #84e96695
 from __future__ import annotations
-import hashlib, json, multiprocessing, os, sys, tempfile, threading, time
+import json, multiprocessing, sys, threading, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
@@ -14,15 +14,16 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from .core import BrightproError, atomic_write, parse_domains, progress, cache_dir as default_cache_dir
-from .data import available_domains, load_bright, load_domain, resolve_source
+from .core import (BrightproError, atomic_write, check_int, check_writable_dir, file_digest, json_digest, os_reason, progress,
+                            quiet_progress, cache_dir as default_cache_dir)
+from .data import Domain
 from .runs import Run, write_json_run, write_trec_run
 from .retriever import Retriever, corpus_hash
 from .retrievers import check_options, get_retriever, retriever_slug
 
 # %% auto #0
 __all__ = ['run_slug', 'stable_ranking', 'file_record', 'write_run_files', 'queries_hash', 'is_up_to_date', 'drop_excluded',
-           'check_out_folder', 'retrieve_domain', 'load_for_retrieval', 'Retrieval', 'worker_start_method', 'retrieve']
+           'check_out_folder', 'retrieve_domain', 'Retrieval', 'worker_start_method', 'retrieve']
 
 # %% ../nbs/06_retrieve.ipynb #e8ab61be
 def run_slug(retriever: str, benchmark: str = "brightpro", queries: str = "examples", long: bool = False) -> str:
@@ -45,8 +46,7 @@ def stable_ranking(run: Run) -> Run:
 # %% ../nbs/06_retrieve.ipynb #10203177
 def file_record(path) -> dict:
     "A file's size and blake2b checksum, as `meta.json` records it."
-    with open(path, "rb") as f: digest = hashlib.file_digest(f, lambda: hashlib.blake2b(digest_size=16)).hexdigest()
-    return {"bytes": Path(path).stat().st_size, "blake2b": digest}
+    return {"bytes": Path(path).stat().st_size, "blake2b": file_digest(path)}
 
 def _file_ok(path: Path, record) -> bool:
     try: return isinstance(record, dict) and path.stat().st_size == record.get("bytes") and file_record(path) == record
@@ -66,7 +66,7 @@ def write_run_files(run: Run, folder, domain: str, tag: str, meta: dict) -> dict
 # %% ../nbs/06_retrieve.ipynb #1a8182d4
 def queries_hash(queries: dict) -> str:
     "A fingerprint of query ids and texts, in order."
-    return hashlib.blake2b(json.dumps(list(queries.items())).encode(), digest_size=16).hexdigest()
+    return json_digest(list(queries.items()))
 
 def _fingerprint(retriever, options, domain, corpus, queries, top) -> dict:
     return {"retriever": retriever, "options": {k: str(v) for k, v in sorted(options.items()) if k != "cache_dir"},
@@ -95,14 +95,10 @@ def drop_excluded(run: Run, excluded: dict, top: int) -> Run:
 
 # %% ../nbs/06_retrieve.ipynb #a104a9a5
 def check_out_folder(folder) -> Path:
-    "Create `folder` if needed and check a file can be written in it; a clear error otherwise."
-    folder = Path(folder)
-    blocker = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
-    if blocker is not None: raise BrightproError(f"cannot write runs to {folder}: {blocker} is a file, not a folder")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder): pass   # a probe, gone when closed
-    except OSError as e: raise BrightproError(f"cannot write runs to {folder}: {e.strerror or e}") from None
+    "Create `folder` if needed once a file can be written in it; a clear error otherwise."
+    folder = check_writable_dir(folder)
+    try: folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e: raise BrightproError(f"cannot write runs to {folder}: {os_reason(e)}") from None
     return folder
 
 # %% ../nbs/06_retrieve.ipynb #d77adb84
@@ -112,17 +108,28 @@ def _retriever_and_options(retriever, options):
         return retriever.name, {**options, **{f"metadata.{k}": v for k, v in retriever.metadata().items()}}
     return retriever, check_options(retriever, options)
 
-def retrieve_domain(domain, retriever: str | Retriever = "bm25-bright", top: int = 1000, out="runs", force: bool = False,
-                    cache_dir=None, options: dict | None = None, slug: str | None = None, analyzer_thread: bool = True) -> dict:
+def _slug(name: str, domain: Domain) -> str:
+    return run_slug(name, domain.benchmark, domain.queries_config, domain.documents_config == "long_documents")
+
+def retrieve_domain(domain: Domain, # a loaded domain
+                    retriever: str | Retriever = "bm25-bright", # a retriever name (see `RETRIEVER_FORMS`) or an instance
+                    *,
+                    top: int = 1000, # documents kept per query
+                    out="runs", # runs go to <out>/<slug>/<domain>.trec, .score.json and .meta.json
+                    force: bool = False, # retrieve again even when the run is up to date
+                    cache_dir=None, # where indexes and embeddings are cached
+                    options: dict | None = None, # a retriever name's options, e.g. {"k1": 1.2}
+                    slug: str | None = None, # the run's folder name (default: the retriever's, marked with the domain's configs)
+                    analyzer_thread: bool = True, # False: a retriever built here analyses without a background thread
+                   ) -> dict:
     "Retrieve for one loaded `Domain` with a retriever name or instance; returns {'domain', 'status', 'paths', 'seconds'}."
-    # analyzer_thread=False: a retriever built here analyses without a background thread (workers that fill the cores)
     t0 = time.time()
     name, opts = _retriever_and_options(retriever, dict(options or {}))
     docs = domain.documents
     if docs.num_rows == 0: raise BrightproError(f"{domain.name}: the corpus is empty (no documents)")
     queries = dict(domain.query_text)
     if not queries: raise BrightproError(f"{domain.name}: no queries")
-    folder = Path(out)/(slug or run_slug(name, domain.benchmark))
+    folder = Path(out)/(slug or _slug(name, domain))
     fp = _fingerprint(name, opts, domain, corpus_hash(docs.column("id"), docs.column("content")), queries, top)
     if not force and is_up_to_date(folder, domain.name, fp):
         return {"domain": domain.name, "status": "up to date", "paths": {}, "seconds": time.time() - t0}
@@ -138,14 +145,6 @@ def retrieve_domain(domain, retriever: str | Retriever = "bm25-bright", top: int
     return {"domain": domain.name, "status": "written", "paths": paths, "seconds": time.time() - t0}
 
 # %% ../nbs/06_retrieve.ipynb #443dbec7
-def load_for_retrieval(name: str, dataset="sample", benchmark="brightpro", queries="examples", long=False, revision=None):
-    "The Domain to retrieve for: Bright-Pro, or BRIGHT with any query config (e.g. gpt4_reason) and document set; from `dataset` ({name: Domain} already loaded: taken as it is)."
-    if isinstance(dataset, dict): return dataset[name]
-    if benchmark == "bright": return load_bright(name, dataset=dataset, queries=queries, long=long, revision=revision)
-    if queries != "examples" or long:
-        raise BrightproError(f"--queries {queries} / --long are BRIGHT configs; add --benchmark bright")
-    return load_domain(name, dataset=dataset, revision=revision)
-
 class Retrieval(list):
     "What `retrieve` did: one dict per domain with `domain`, `status` ('written' or 'up to date'), `paths`, `seconds`."
     @staticmethod
@@ -157,16 +156,24 @@ class Retrieval(list):
 # %% ../nbs/06_retrieve.ipynb #dc7cd297
 def _cache_folder(cache_dir) -> Path:
     cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
-    if cache_dir.exists() and not cache_dir.is_dir(): raise BrightproError(f"--cache-dir {cache_dir} is a file, not a folder")
+    if cache_dir.exists() and not cache_dir.is_dir(): raise BrightproError(f"cache_dir {cache_dir} is a file, not a folder")
     try: cache_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e: raise BrightproError(f"cannot create the cache folder {cache_dir}: {e.strerror or e}") from None
+    except OSError as e: raise BrightproError(f"cannot create the cache folder {cache_dir}: {os_reason(e)}") from None
     return cache_dir
 
 def _check_jobs(jobs, retriever) -> int:
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1: raise BrightproError(f"--jobs must be a positive integer, got {jobs!r}")
+    check_int(jobs, "jobs")
     if jobs > 1 and isinstance(retriever, Retriever):
-        raise BrightproError("--jobs above 1 needs a retriever name (worker processes build their own retriever); got an instance")
+        raise BrightproError("jobs above 1 needs a retriever name (worker processes build their own retriever); got an instance")
     return jobs
+
+def _check_domains(domains) -> dict:
+    "The loaded domains, {name: Domain}, all of one benchmark and configs (they share a run folder)."
+    if not isinstance(domains, dict) or not domains or not all(isinstance(d, Domain) for d in domains.values()):
+        raise BrightproError(f"domains must be the loaded domains {{name: Domain}} (load_domains gives them), got {type(domains).__name__}")
+    if len({(d.benchmark, d.queries_config, d.documents_config) for d in domains.values()}) > 1:
+        raise BrightproError("the domains mix benchmarks or configs; retrieve each kind separately (they go to different run folders)")
+    return domains
 
 # %% ../nbs/06_retrieve.ipynb #7479f19c
 def worker_start_method() -> str:
@@ -174,25 +181,23 @@ def worker_start_method() -> str:
     return "fork" if sys.platform == "linux" and threading.active_count() == 1 else "spawn"
 
 # %% ../nbs/06_retrieve.ipynb #0397e225
-def _retrieve_one(name, dataset, benchmark, queries, long, revision, *args) -> dict:
-    "Load one domain and retrieve for it (`args`: those of `retrieve_domain` after the domain); what a worker does."
-    if os.environ.get("BRIGHTPRO_PROGRESS") != "1": os.environ["BRIGHTPRO_PROGRESS"] = "0"  # the parent's bar is the one shown
-    # the workers fill the cores: no analyzer thread each
-    return retrieve_domain(load_for_retrieval(name, dataset, benchmark, queries, long, revision), *args, analyzer_thread=False)
+def _retrieve_one(domain: Domain, settings: dict) -> dict:
+    "What a worker does: `retrieve_domain` for one domain, without progress bars (the parent's is the one shown)."
+    with quiet_progress(): return retrieve_domain(domain, **settings, analyzer_thread=False)   # the workers fill the cores
 
-def _largest_first(names: list[str], dataset, benchmark, long) -> list[str]:
+def _largest_first(domains: dict) -> list[str]:
     "Domains with the most document bytes on disk first; the hub's (not yet on disk) in table order."
-    if str(dataset) == "hub": return list(names)
-    source = resolve_source(dataset, benchmark)
-    size = lambda d: sum(f.stat().st_size for f in source.files("long_documents" if long else "documents", d, required=False))
-    return sorted(names, key=size, reverse=True)
+    def size(d: Domain) -> int:
+        if str(d.source.dataset) == "hub": return 0
+        return sum(f.stat().st_size for f in d.source.files(d.documents_config, d.name, required=False))
+    return sorted(domains, key=lambda name: size(domains[name]), reverse=True)   # a stable sort: ties keep table order
 
 # %% ../nbs/06_retrieve.ipynb #77fde6c2
-def _retrieve_in_workers(names, order, jobs, load_args, args, label, echo) -> Retrieval:
-    "`_retrieve_one` for each domain, started in `order` in `jobs` worker processes; the results in the order of `names`."
+def _retrieve_in_workers(domains: dict, jobs: int, settings: dict, label: str, echo) -> Retrieval:
+    "`_retrieve_one` for each domain, largest first, in `jobs` worker processes; the results in the order of `domains`."
     done, failure = {}, None
-    with ProcessPoolExecutor(min(jobs, len(names)), mp_context=multiprocessing.get_context(worker_start_method())) as pool:
-        futures = {pool.submit(_retrieve_one, n, *load_args, *args): n for n in order}
+    with ProcessPoolExecutor(min(jobs, len(domains)), mp_context=multiprocessing.get_context(worker_start_method())) as pool:
+        futures = {pool.submit(_retrieve_one, domains[n], settings): n for n in _largest_first(domains)}
         for f in progress(as_completed(futures), total=len(futures), desc=f"retrieve {label}", unit="domain"):
             if f.cancelled(): continue
             try: done[futures[f]] = f.result()
@@ -202,28 +207,31 @@ def _retrieve_in_workers(names, order, jobs, load_args, args, label, echo) -> Re
                 continue
             if echo: echo(Retrieval.line(done[futures[f]]))
     if failure: raise failure
-    return Retrieval(done[n] for n in names)
+    return Retrieval(done[n] for n in domains)
 
 # %% ../nbs/06_retrieve.ipynb #d329ce81
-def retrieve(dataset="sample", domains="all", retriever: str | Retriever = "bm25-bright", top: int = 1000, out="runs", force: bool = False,
-             queries: str = "examples", benchmark: str = "brightpro", long: bool = False, cache_dir=None,
-             options: dict | None = None, revision=None, echo=None, jobs: int = 1) -> Retrieval:
-    "Run `retriever` (a name or a `Retriever`) over `domains` of `dataset` (or over loaded `domains`, {name: Domain}), `jobs` at a time; write a TREC run, score.json and meta.json per domain."
-    if top < 1: raise BrightproError(f"--top must be a positive number of documents, got {top}")
-    if not isinstance(retriever, Retriever): options = check_options(retriever, options)  # a bad name or option fails before any data is read
-    jobs, cache_dir = _check_jobs(jobs, retriever), _cache_folder(cache_dir)
+def retrieve(domains: dict[str, Domain], # the loaded domains, {name: Domain} as `load_domains` returns them
+             retriever: str | Retriever = "bm25-bright", # a retriever name (see `RETRIEVER_FORMS`) or an instance
+             *,
+             top: int = 1000, # documents kept per query
+             out="runs", # runs go to <out>/<slug>/<domain>.trec, .score.json and .meta.json
+             force: bool = False, # retrieve again even when a run is up to date
+             cache_dir=None, # where indexes and embeddings are cached (default: brightpro's cache folder)
+             options: dict | None = None, # a retriever name's options, e.g. {"k1": 1.2}
+             jobs: int = 1, # domains retrieved at once, each in a worker process
+             echo=None, # called with one line per domain as it finishes
+            ) -> Retrieval:
+    "Run `retriever` over the loaded `domains`, `jobs` at a time; write a TREC run, score.json and meta.json per domain."
+    check_int(top, "top")
+    if not isinstance(retriever, Retriever): options = check_options(retriever, options)  # a bad name or option fails before any work
+    domains, jobs, cache_dir = _check_domains(domains), _check_jobs(jobs, retriever), _cache_folder(cache_dir)
     label = retriever.name if isinstance(retriever, Retriever) else retriever
-    slug = run_slug(label, benchmark, queries, long)
+    slug = _slug(label, next(iter(domains.values())))
     check_out_folder(Path(out)/slug)   # and so does an out folder that cannot be written
-    loaded = domains if isinstance(domains, dict) else None   # {name: Domain}: nothing is read again, workers get the Domains
-    names = list(loaded) if loaded is not None else parse_domains(domains, available_domains(dataset, benchmark))
-    load_args = (loaded if loaded is not None else dataset, benchmark, queries, long, revision)
-    args = (retriever, top, out, force, cache_dir, options, slug)
-    if jobs > 1 and len(names) > 1:
-        where = next(iter(loaded.values())).source if loaded else dataset
-        return _retrieve_in_workers(names, _largest_first(names, where, benchmark, long), jobs, load_args, args, label, echo)
+    settings = dict(retriever=retriever, top=top, out=out, force=force, cache_dir=cache_dir, options=options, slug=slug)
+    if jobs > 1 and len(domains) > 1: return _retrieve_in_workers(domains, jobs, settings, label, echo)
     results = Retrieval()
-    for name in progress(names, desc=f"retrieve {label}", unit="domain"):
-        results.append(retrieve_domain(load_for_retrieval(name, *load_args), *args))
+    for domain in progress(domains.values(), total=len(domains), desc=f"retrieve {label}", unit="domain"):
+        results.append(retrieve_domain(domain, **settings))
         if echo: echo(Retrieval.line(results[-1]))    # one line per domain as it finishes
     return results

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from brightpro.data import load_bright, load_domain
+from brightpro.data import load_bright, load_domain, load_domains
 from brightpro.retrieve import retrieve
 from brightpro.bm25 import BM25Bright
 from brightpro.runs import read_trec_run
@@ -58,16 +58,16 @@ def test_bright_reasoning_queries_and_excluded_ids(tmp_path):
     shutil.copytree(SAMPLE/"bright", root)
     ex = pq.read_table(root/"examples"/"biology.parquet").to_pylist()
     base = load_bright("biology", dataset=root)
-    first = retrieve(root, "biology", "bm25-bright", top=5, out=tmp_path/"runs", benchmark="bright", cache_dir=tmp_path/"c")
+    first = retrieve(load_domains("biology", root, benchmark="bright"), "bm25-bright", top=5, out=tmp_path/"runs", cache_dir=tmp_path/"c")
     top = read_trec_run(first[0]["paths"]["trec"])
     q0 = str(ex[0]["id"]); banned = top[q0][0]
     ex[0]["excluded_ids"] = [x for x in ex[0]["excluded_ids"] if x != "N/A"] + [banned]
     pq.write_table(pa.Table.from_pylist(ex), root/"examples"/"biology.parquet")
-    res = retrieve(root, "biology", "bm25-bright", top=5, out=tmp_path/"runs", benchmark="bright", cache_dir=tmp_path/"c")
+    res = retrieve(load_domains("biology", root, benchmark="bright"), "bm25-bright", top=5, out=tmp_path/"runs", cache_dir=tmp_path/"c")
     run = read_trec_run(res[0]["paths"]["trec"])
     assert banned not in run[q0] and len(run[q0]) == 5 and run[q0][:4] == top[q0][1:5]
     # reasoning-augmented queries: a separate run folder, and the texts of the gpt4_reason config
-    res = retrieve(root, "biology", "bm25-bright", top=5, out=tmp_path/"runs", benchmark="bright", queries="gpt4_reason", cache_dir=tmp_path/"c")
+    res = retrieve(load_domains("biology", root, benchmark="bright", queries="gpt4_reason"), "bm25-bright", top=5, out=tmp_path/"runs", cache_dir=tmp_path/"c")
     assert res[0]["paths"]["trec"].parent.name == "bright-bm25-bright-gpt4_reason"
     reason = load_bright("biology", dataset=root, queries="gpt4_reason")
     meta = json.loads(res[0]["paths"]["meta"].read_text())
@@ -79,8 +79,8 @@ def test_bright_reasoning_queries_and_excluded_ids(tmp_path):
     (["--retriever", "bm99"], "unknown retriever 'bm99'"),
     (["--retriever", "dense:/no/such/model"], "cannot load dense model"),
     (["--option", "k1"], "expected KEY=VALUE"),
-    (["--top", "0"], "--top must be"),
-    (["--queries", "gpt4_reason"], "--benchmark bright"),
+    (["--top", "0"], "top must be a positive integer"),
+    (["--queries", "gpt4_reason"], "pass benchmark='bright'"),
     (["--option", "k1=abc"], "option k1='abc' for bm25-bright: must be a number > 0"),
     (["--retriever", "dense", "--option", "batch_size=0"], "option batch_size=0 for dense: must be a positive integer"),
     (["--retriever", "dense", "--option", "batchsize=4"], "unknown option 'batchsize' for dense; valid options: batch_size"),
@@ -141,7 +141,7 @@ def tied_dataset(root: Path):
 @pytest.mark.parametrize("top", [5, 25])  # a cut inside the block of 20 equal scores, and across the block of zeros
 def test_tied_documents_are_written_in_corpus_order(tmp_path, top):
     ids, texts = tied_dataset(tmp_path/"data")
-    res = retrieve(tmp_path/"data", "biology", "bm25-bright", top=top, out=tmp_path/"runs", cache_dir=tmp_path/"c")
+    res = retrieve(load_domains("biology", tmp_path/"data"), "bm25-bright", top=top, out=tmp_path/"runs", cache_dir=tmp_path/"c")
     trec = [line.split() for line in res[0]["paths"]["trec"].read_text().splitlines()]
     scores = json.loads(res[0]["paths"]["score"].read_text())
     r = BM25Bright(); r.index(ids, texts)
@@ -154,18 +154,18 @@ def test_tied_documents_are_written_in_corpus_order(tmp_path, top):
 
 def test_a_run_cut_short_or_edited_is_written_again(tmp_path):
     kw = dict(top=10, out=tmp_path/"runs", cache_dir=tmp_path/"c")
-    first = retrieve("sample", "biology", "bm25-bright", **kw)[0]
+    first = retrieve(load_domains("biology"), "bm25-bright", **kw)[0]
     trec, score = first["paths"]["trec"], first["paths"]["score"]
     whole_trec, whole_score = trec.read_text(), score.read_text()
     meta = json.loads(first["paths"]["meta"].read_text())
     assert meta["files"]["trec"]["bytes"] == trec.stat().st_size and len(meta["files"]["score"]["blake2b"]) == 32
     trec.write_text(whole_trec[: len(whole_trec) // 2])  # a kill during a rewrite or a copy
-    assert retrieve("sample", "biology", "bm25-bright", **kw)[0]["status"] == "written"
+    assert retrieve(load_domains("biology"), "bm25-bright", **kw)[0]["status"] == "written"
     assert trec.read_text() == whole_trec
     score.write_text(whole_score.replace("1", "2", 1))  # same size, edited
-    assert retrieve("sample", "biology", "bm25-bright", **kw)[0]["status"] == "written"
+    assert retrieve(load_domains("biology"), "bm25-bright", **kw)[0]["status"] == "written"
     assert score.read_text() == whole_score
-    assert retrieve("sample", "biology", "bm25-bright", **kw)[0]["status"] == "up to date"
+    assert retrieve(load_domains("biology"), "bm25-bright", **kw)[0]["status"] == "up to date"
 
 
 def test_out_in_the_way_of_a_file_fails_before_computing(cli, tmp_path):
@@ -192,7 +192,7 @@ def test_read_only_out_fails_before_computing(cli, tmp_path):
     with read_only_tmpfs(tmp_path/"ro") as ro:
         res = cli("retrieve", "--domain", "biology", "--out", ro, "--cache-dir", tmp_path/"c")
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr[-800:]
-    assert "cannot write runs to" in res.stderr and "Read-only file system" in res.stderr
+    assert "cannot write this folder" in res.stderr and "Read-only file system" in res.stderr
     assert not (tmp_path/"c"/"bm25-bright").exists()
 
 
