@@ -15,7 +15,7 @@ from fastcore.basics import patch
 from .core import BrightproError, progress
 from .lucene import LuceneEnglishAnalyzer, as_arrow, standard_tokens
 from .runs import Run
-from .retriever import Retriever, corpus_hash, digests_ok, load_arrays, ranked_run, save_arrays, settings_key, top_k, write_digests
+from .retriever import Retriever, digests_ok, load_arrays, ranked_run, save_arrays, settings_key, top_k, write_digests
 from .bm25s_tokens import bm25s_tokenize, bm25s_tokenize_strings
 
 # %% auto #0
@@ -92,11 +92,7 @@ def _index_dir(self: BM25Bright):
 @patch
 def index(self: BM25Bright, doc_ids, texts) -> None:
     "Index a corpus: analyse and build the matrix, or reload it from `cache_dir`."
-    texts = as_arrow(texts)
-    self.doc_ids = np.asarray(as_arrow(doc_ids).to_numpy(zero_copy_only=False), dtype=object)
-    if len(texts) == 0: raise BrightproError("cannot index an empty corpus")
-    if len(self.doc_ids) != len(texts): raise BrightproError(f"{len(self.doc_ids)} doc ids but {len(texts)} texts")
-    self.corpus_hash = corpus_hash(doc_ids, texts) if self.cache_dir else None
+    texts = self.keep_corpus(doc_ids, texts, fingerprint=self.cache_dir is not None)
     path = self._index_dir()
     if path is not None and self._load(path, len(texts)): return
     docs, terms = self.analyzer.analyze_ids(texts, desc=f"{self.name} tokenizing", background=self.analyzer_thread)
@@ -224,10 +220,7 @@ def _index_dir(self: BM25S):
 def index(self: BM25S, doc_ids, texts) -> None:  # noqa: F811 (@patch: one per retriever)
     "Tokenize and index with bm25s, or reload the index of the same corpus and settings from `cache_dir`."
     import bm25s
-    texts = as_arrow(texts)
-    self.doc_ids = np.asarray(as_arrow(doc_ids).to_numpy(zero_copy_only=False), dtype=object)
-    if len(texts) == 0: raise BrightproError("cannot index an empty corpus")
-    self.corpus_hash = corpus_hash(doc_ids, texts) if self.cache_dir else None
+    texts = self.keep_corpus(doc_ids, texts, fingerprint=self.cache_dir is not None)
     path = self._index_dir()
     if path is not None and self._load(path): return
     tokens = bm25s_tokenize(texts, self.stopwords, self.stemmer_name)  # bm25s.tokenize's ids + vocabulary, faster

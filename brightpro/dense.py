@@ -15,9 +15,8 @@ import pyarrow as pa
 from fastcore.basics import patch
 
 from .core import BrightproError, atomic_write, bytes_digest, os_reason, progress
-from .lucene import as_arrow
 from .runs import Run
-from .retriever import Retriever, corpus_hash, ranked_run, settings_key
+from .retriever import Retriever, ranked_run, settings_key
 
 # %% auto #0
 __all__ = ['BRIGHT_INSTRUCTION', 'MODEL_INSTRUCTIONS', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'model_instructions',
@@ -274,10 +273,7 @@ def _encode_cached(self: Dense, texts: pa.ChunkedArray) -> np.ndarray:
 @patch
 def index(self: Dense, doc_ids, texts) -> None:  # noqa: F811 (@patch: one per retriever)
     "Embed the corpus (through the cache when there is a `cache_dir`)."
-    texts = as_arrow(texts)
-    self.doc_ids = np.asarray(as_arrow(doc_ids).to_numpy(zero_copy_only=False), dtype=object)
-    if len(texts) == 0: raise BrightproError("cannot index an empty corpus")
-    self.corpus_hash = corpus_hash(doc_ids, texts)
+    texts = self.keep_corpus(doc_ids, texts)
     if self.cache_dir is None: self.embeddings = self.encode(texts.to_pylist(), self.doc_instruction)
     else: self.embeddings = self._encode_cached(texts)
 

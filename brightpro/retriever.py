@@ -13,7 +13,9 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
-from .core import atomic_write, file_digest, hasher, json_digest
+from fastcore.basics import patch
+
+from .core import BrightproError, atomic_write, file_digest, hasher, json_digest
 from .lucene import as_arrow
 from .runs import Run
 
@@ -75,6 +77,17 @@ def corpus_hash(doc_ids, texts) -> str:
 def settings_key(*parts) -> str:
     "A short stable key for settings (JSON-able parts)."
     return json_digest(parts)[:16]
+
+# %% ../nbs/05_retriever.ipynb #ee4acae4
+@patch
+def keep_corpus(self: Retriever, doc_ids, texts, fingerprint: bool = True) -> pa.ChunkedArray:
+    "Keep the ids as `self.doc_ids` and (with `fingerprint`) `self.corpus_hash`; the texts as Arrow. An empty corpus or a length mismatch is refused."
+    texts = as_arrow(texts)
+    self.doc_ids = np.asarray(as_arrow(doc_ids).to_numpy(zero_copy_only=False), dtype=object)
+    if len(texts) == 0: raise BrightproError("cannot index an empty corpus")
+    if len(self.doc_ids) != len(texts): raise BrightproError(f"{len(self.doc_ids)} doc ids but {len(texts)} texts")
+    self.corpus_hash = corpus_hash(doc_ids, texts) if fingerprint else None
+    return texts
 
 # %% ../nbs/05_retriever.ipynb #15a3ebc2
 def write_digests(folder: Path):
