@@ -214,8 +214,8 @@ class LLMClient:
     def __init__(self,
                  base_url: str | None = None, # the endpoint, e.g. http://localhost:8000/v1 (default: BRIGHTPRO_LLM_BASE_URL, OPENAI_BASE_URL)
                  model: str | None = None, # the model name the server lists (default: BRIGHTPRO_LLM_MODEL)
-                 *,
                  api_key: str | None = None, # the key (default: BRIGHTPRO_LLM_API_KEY, OPENAI_API_KEY, else 'no-key')
+                 *,
                  timeout: float = 60.0, # seconds to wait for one answer
                  max_retries: int = 3, # retries of a failed request (so max_retries + 1 tries)
                  concurrency: int = 8, # requests in flight at most, over all threads
