@@ -106,7 +106,15 @@ def load_snippet_tokenizer(name_or_path=None) -> SnippetTokenizer:
 # %% ../nbs/10_agent.ipynb #eadba42a
 class SearchTool:
     "The agent's one tool, `search(query)`, over one domain: indexed once, thread-safe, snippets cut to `snippet_tokens` Qwen3 tokens."
-    def __init__(self, retriever: str | Retriever, domain: Domain, k: int = 5, snippet_tokens: int = 2048, tokenizer=None, cache_dir=None):
+    def __init__(self,
+                 retriever: str | Retriever, # a retriever name (for `get_retriever`) or a Retriever
+                 domain: Domain, # the loaded domain whose corpus is searched
+                 *,
+                 k: int = 5, # documents per search
+                 snippet_tokens: int = 2048, # each snippet's budget in Qwen3 tokens
+                 tokenizer=None, # the snippet tokenizer: a SnippetTokenizer, a name or path, 'approx', or None (Qwen3's when cached)
+                 cache_dir=None, # where the retriever caches its index (None: its default)
+                ):
         check_int(k, "k"); check_int(snippet_tokens, "snippet_tokens")
         self.domain, self.k, self.snippet_tokens = domain, k, snippet_tokens
         self.tokenizer = load_snippet_tokenizer(tokenizer)
@@ -400,7 +408,14 @@ def fatal_llm_error(e: LLMError) -> bool:
     "True when the endpoint cannot serve at all (stop the run); False when it refused one request (HTTP 400, 413, 422)."
     return e.status not in (400, 413, 422)
 
-def run_query(policy, tool: SearchTool, qid: str, protocol: str = "fixed", rounds: int = 3, max_iterations: int = 100) -> dict:
+def run_query(policy, # an LLMPolicy or a PRFPolicy
+              tool: SearchTool, # the search tool over the query's domain
+              qid: str, # the query to run
+              *,
+              protocol: str = "fixed", # 'fixed' or 'adaptive'
+              rounds: int = 3, # fixed protocol: search rounds
+              max_iterations: int = 100, # adaptive protocol: the cap on responses
+             ) -> dict:
     "One query's trace under `protocol`; a failure gives status 'failed', except a fatal LLMError, which is raised."
     if protocol not in PROTOCOLS: raise BrightproError(f"unknown protocol {protocol!r}; choose fixed or adaptive")
     trace = QueryTrace(str(qid), tool.domain.name, protocol, policy.name)
@@ -511,12 +526,21 @@ def _failed_trace(tool: SearchTool, qid: str, protocol: str, policy, error: Exce
     trace = QueryTrace(str(qid), tool.domain.name, protocol, policy.name, status="failed", errors=[one_line(error)])
     return trace.to_dict()
 
-def _run_queries(tool, policy, todo, writer, protocol, rounds, max_iterations, concurrency) -> dict[str, str]:
+def _run_queries(tool: SearchTool, # the search tool over the domain
+                 policy, # an LLMPolicy or a PRFPolicy
+                 todo: list[str], # the queries to run
+                 writer: JsonlWriter, # where each trace is appended as it finishes
+                 *,
+                 protocol: str, # 'fixed' or 'adaptive'
+                 rounds: int, # fixed protocol: search rounds
+                 max_iterations: int, # adaptive protocol: the cap on responses
+                 concurrency: int, # queries at once
+                ) -> dict[str, str]:
     "Run `todo`, appending each trace as it finishes: {qid: status}. The first fatal LLMError stops the rest and is raised."
     statuses, fatal = {}, None
     bar = progress(total=len(todo), desc=f"agent {tool.domain.name}", unit="query")
     with ThreadPoolExecutor(concurrency) as pool:
-        futures = {pool.submit(run_query, policy, tool, q, protocol, rounds, max_iterations): q for q in todo}
+        futures = {pool.submit(run_query, policy, tool, q, protocol=protocol, rounds=rounds, max_iterations=max_iterations): q for q in todo}
         for fut in as_completed(futures):
             if fut.cancelled(): continue
             try: trace = fut.result()
@@ -557,12 +581,24 @@ def run_domain(tool: SearchTool, # the search tool over the domain to run
     path = Path(out)/tool.domain.name/"traces.jsonl"
     done = {t["qid"] for t in read_traces(path) if t.get("status") == "ok"}
     todo = [q for q in qids if q not in done]
-    with JsonlWriter(path) as writer: statuses = _run_queries(tool, policy, todo, writer, protocol, rounds, max_iterations, concurrency)
+    with JsonlWriter(path) as writer: statuses = _run_queries(tool, policy, todo, writer, protocol=protocol, rounds=rounds,
+                                                                 max_iterations=max_iterations, concurrency=concurrency)
     traces = sort_traces(path, tool.domain.qids)
     return domain_summary(tool.domain.name, qids, traces, len(qids) - len(todo), statuses)
 
 # %% ../nbs/10_agent.ipynb #694cb0fb
-def check_agent_settings(*, protocol, rounds, policy, client, qids, subset, concurrency, max_iterations, snippet_tokens, out):
+def check_agent_settings(*,
+                         protocol: str, # 'fixed' or 'adaptive'
+                         rounds: int, # fixed protocol: search rounds (1, 2 or 3)
+                         policy, # 'llm', 'prf' or a policy object
+                         client, # the chat model of the llm policy (or None)
+                         qids, # only these query ids, or None
+                         subset: str | None, # 'agentic' or None
+                         concurrency: int, # queries run at once
+                         max_iterations: int, # adaptive protocol: the cap on model responses
+                         snippet_tokens: int, # snippet budget in Qwen3 tokens
+                         out, # the run folder
+                        ):
     "One clear BrightproError for the first bad setting of `run_agent`."
     if protocol not in PROTOCOLS: raise BrightproError(f"unknown protocol {protocol!r}; choose fixed or adaptive")
     if protocol == "fixed" and rounds not in (1, 2, 3):
@@ -679,7 +715,7 @@ def run_agent(domains: dict[str, Domain], # the loaded domains to run, {name: Do
                                       prompt_dir=prompt_dir))
     summaries = []
     for name, domain in domains.items():
-        tool = SearchTool(retriever, domain, k, snippet_tokens, tokenizer, cache_dir or default_cache_dir())
+        tool = SearchTool(retriever, domain, k=k, snippet_tokens=snippet_tokens, tokenizer=tokenizer, cache_dir=cache_dir or default_cache_dir())
         meta["retriever"]["metadata"][name] = tool.retriever.metadata(); write_meta(out, meta)
         summaries.append(run_domain(tool, agent, chosen[name], out, protocol=protocol, rounds=rounds, max_iterations=max_iterations,
                                     concurrency=concurrency))

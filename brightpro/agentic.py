@@ -16,12 +16,11 @@ import pandas as pd
 from fastcore.basics import patch
 
 from .core import BrightproError, check_alpha, check_aspect_map, check_ks, json_ready, nan_mean
-from .render import format_cell, text_table
 from .data import Domain
 from .runs import Run
 from .metrics import domain_judgements, score_judgements
 from .traces import (JUDGEMENTS_FILE, domain_traces, domains_in_run, judgement_key, read_jsonl, rep_summary, round_union,
-                              run_meta, seen_docs, trace_R, trace_answers)
+                              run_meta, seen_docs, table_lines, trace_R, trace_answers)
 
 # %% auto #0
 __all__ = ['AER_GAMMA', 'CITATION_COLUMNS', 'ANSWER_COLUMNS', 'aer', 'micro_mean', 'macro_mean', 'cited_ids', 'citation_stats',
@@ -110,17 +109,17 @@ def union_scores(traces: list[dict], J, k=25) -> pd.DataFrame:
     return frame
 
 # %% ../nbs/11a_agentic.ipynb #59646868
-@dataclass(eq=False)
+@dataclass(eq=False, kw_only=True)
 class AgenticEvaluation:
     "The agentic evaluation of one run folder: per query, per answer, per domain and overall."
-    run: str
-    per_query: pd.DataFrame     # domain, qid, R, retrieval metrics, the final answer's citations and judge scores, tokens, cost
-    per_answer: pd.DataFrame    # domain, qid, round, citations and judge scores of every answer
-    domain_means: dict          # {domain: {metric: mean over its queries}}
-    overall: dict               # retrieval metrics: mean of domain means; the rest: mean over all queries
-    counts: dict                # {domain: {traces, queries, failed, unknown, broken_lines, answers, judged_answers, answered, judged, R_distribution}}
-    meta: dict
-    notes: list
+    run: str # the run folder's name
+    per_query: pd.DataFrame # domain, qid, R, retrieval metrics, the final answer's citations and judge scores, tokens, cost
+    per_answer: pd.DataFrame # domain, qid, round, citations and judge scores of every answer
+    domain_means: dict # {domain: {metric: mean over its queries}}
+    overall: dict # retrieval metrics: mean of domain means; the rest: mean over all queries
+    counts: dict # {domain: {traces, queries, failed, unknown, broken_lines, answers, judged_answers, answered, judged, R_distribution}}
+    meta: dict # the settings: dataset, k, alpha, aspect map, protocol, policy, rounds, retriever, model, correlations
+    notes: list # what was left out or not computed, one sentence each
 
     def __repr__(self): return f"AgenticEvaluation({self.run!r}, domains={list(self.domain_means)}, queries={len(self.per_query)})"
 
@@ -270,15 +269,8 @@ def agentic_eval(run_dir, # an agent run folder (its judgements are read where t
             "overall": {"retrieval": "mean of the domain means", "answers": "mean over all queries (micro-average)"},
             "correlation": {d: _correlation(pas[d]) for d in names}}
     judged = bool(pa["reps"].sum()) if len(pa) else False
-    return AgenticEvaluation(run_dir.name, pq, pa, {d: _means(pqs[d], pas[d], ks) for d in names}, _overall(pqs, pq, pa, ks),
-                             counts, meta, _eval_notes(counts, bad_R, meta, judged))
-
-# %% ../nbs/11a_agentic.ipynb #b66e8244
-def _table(rows: list[tuple[str, dict]], columns: list[tuple], first: str = "domain") -> list[str]:
-    "Fixed-width lines: a first column of names, then one column per (header, key) or (header, key, decimals)."
-    frame = pd.DataFrame([[name] + [format_cell(values.get(col[1]), *col[2:]) for col in columns] for name, values in rows],
-                         columns=[first] + [col[0] for col in columns])
-    return text_table(frame, align="l" + "r" * len(columns)).split("\n")
+    return AgenticEvaluation(run=run_dir.name, per_query=pq, per_answer=pa, domain_means={d: _means(pqs[d], pas[d], ks) for d in names},
+                             overall=_overall(pqs, pq, pa, ks), counts=counts, meta=meta, notes=_eval_notes(counts, bad_R, meta, judged))
 
 # %% ../nbs/11a_agentic.ipynb #1672c2cf
 @patch
@@ -291,16 +283,16 @@ def to_text(self: AgenticEvaluation) -> str:
     total = {k: sum(c[k] for c in self.counts.values()) for k in ("queries", "failed", "answers", "answered", "judged")}
     rows.append(("overall", {**self.overall, **total}))
     ret = [("queries", "queries"), ("failed", "failed")] + [(c if c != "R" else "mean R", c) for c in _retrieval_names(ks)]
-    lines += [""] + _table(rows, ret)
+    lines += [""] + table_lines(rows, ret)
     lines += ["", "R distribution: " + "; ".join(f"{d} " + (", ".join(f"R={r}: {n}" for r, n in c["R_distribution"].items()) or "-")
                                                  for d, c in self.counts.items())]
     if total["answers"]:
         ans = [("answered", "answered"), ("judged", "judged"), ("citations", "citations", 2), ("cited cov", "cited_coverage"),
                ("gold share", "cited_gold_share"), ("retr share", "cited_retrieved_share"), ("halluc", "hallucinated", 2), ("RC", "rc"), ("OQ", "oq"), ("AER", "aer")]
-        lines += ["", "final answers (fixed: the last round's)"] + _table(rows, ans)
+        lines += ["", "final answers (fixed: the last round's)"] + table_lines(rows, ans)
         per_round = sorted({k for _, v in rows for k in v if re.fullmatch(r"(rc|oq)_r\d+", k)}, key=lambda k: (int(k.split("_r")[1]), k[0] != "r"))
-        if per_round: lines += ["", "after each round"] + _table(rows, [(f"{k[:2].upper()} r{k.split('_r')[1]}", k) for k in per_round])
-    lines += ["", "per query"] + _table(rows, [("tokens", "tokens", 0), ("cost $", "cost")])
+        if per_round: lines += ["", "after each round"] + table_lines(rows, [(f"{k[:2].upper()} r{k.split('_r')[1]}", k) for k in per_round])
+    lines += ["", "per query"] + table_lines(rows, [("tokens", "tokens", 0), ("cost $", "cost")])
     for d, c in m["correlation"].items():
         if c["pearson"] is not None: lines.append(f"{d}: cited coverage vs RC over {c['answers']} answers: Pearson {c['pearson']:.3f}, Spearman {c['spearman']:.3f}")
     return "\n".join(lines + [""] + [f"note: {n}" for n in self.notes])

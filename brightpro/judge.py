@@ -1,4 +1,4 @@
-"""The LLM judge of Bright-Pro answers (reasoning completeness RC, overall quality OQ), the answer efficiency AER, the judge-free cited aspect coverage, and the agentic evaluation: cumulative alpha-nDCG@5R per round, nDCG and Recall over the union of rounds.
+"""The LLM judge of Bright-Pro answers: reasoning completeness RC and overall quality OQ from strictly validated JSON, retried when invalid, repeated, and resumed over a run folder (what the scores mean for a run is `brightpro.agentic`).
 
 Docs: https://brightpro.github.io/brightpro/judge.html.md"""
 
@@ -16,12 +16,12 @@ import pandas as pd
 from fastcore.basics import patch
 
 from .core import BrightproError, atomic_write, check_int, json_ready, nan_mean, progress, text_digest
-from .render import format_cell, text_table
+from .render import format_cell
 from .data import Domain
 from .llm import LLMClient, LLMError
 from .prompts import JUDGE_FIELDS, load_judge_prompt
 from .traces import (JUDGEMENTS_FILE, JsonlWriter, domain_traces, domains_in_run, judgement_key, merge_judgements, read_jsonl,
-                              rep_summary, trace_answers)
+                              rep_summary, table_lines, trace_answers)
 
 # %% auto #0
 __all__ = ['JUDGE_KEYS', 'query_aspects', 'judge_messages', 'judge_schema', 'parse_judgement', 'weighted_coverage',
@@ -159,9 +159,17 @@ def _judgement(parsed: dict | None, weights: list, tries: int, error: str | None
     return dict(status="ok", **parsed, rc=None if cov is None else reasoning_completeness(cov), weighted_coverage=cov, tries=tries, error=None)
 
 # %% ../nbs/11_judge.ipynb #6a7ff233
-def judge_answer(client, question, aspects, reference, answer, tries: int = 3, prompt: str | None = None, rep: int = 1) -> dict:
-    """Judge one answer: {status, aspect_scores, overall_quality, justification, rc, weighted_coverage, tries, error}.
-    `aspects`: strings, (content, raw weight) pairs or dicts, in aspect order. `prompt`: the template (default: the package's)."""
+def judge_answer(client, # the judge model: an LLMClient
+                 question: str, # the query's text
+                 *,
+                 aspects, # the reasoning aspects in aspect order: strings, (content, raw weight) pairs or {content, weight} dicts
+                 reference: str, # the reference answer
+                 answer: str, # the system's answer to judge
+                 tries: int = 3, # tries while the replies are not valid
+                 prompt: str | None = None, # the judge template (default: the package's judge prompt)
+                 rep: int = 1, # the repetition: rep r > 1 asks with seed + r - 1
+                ) -> dict:
+    "Judge one answer: {status, aspect_scores, overall_quality, justification, rc, weighted_coverage, tries, error}."
     aspects = _aspect_list(aspects)
     messages = judge_messages(prompt or load_judge_prompt(), question, aspects, reference, answer)
     schema, sampling, weights = judge_schema(len(aspects)), _rep_sampling(client, rep), [w for _, w in aspects]
@@ -207,11 +215,20 @@ def _judge_tasks(dom, traces: list[dict], reps: int, done: set) -> tuple[list[di
 # %% ../nbs/11_judge.ipynb #71d02ad7
 def _judge_task(client, task: dict, template: str, tries: int) -> dict:
     "The judgement line of one task."
-    j = judge_answer(client, task["question"], task["aspects"], task["reference"], task["answer"], tries=tries, prompt=template, rep=task["rep"])
+    j = judge_answer(client, task["question"], aspects=task["aspects"], reference=task["reference"], answer=task["answer"], tries=tries,
+                     prompt=template, rep=task["rep"])
     return {"qid": task["qid"], "round": task["round"], "rep": task["rep"], **j}
 
 # %% ../nbs/11_judge.ipynb #ec4abad7
-def _judge_all(tasks: list[dict], client, template: str, tries: int, concurrency: int, path: Path, desc: str) -> list[dict]:
+def _judge_all(tasks: list[dict], # the judgings to do, as `_judge_tasks` makes them
+               client, # the judge model
+               *,
+               template: str, # the judge prompt
+               tries: int, # tries of one judging
+               concurrency: int, # judgings at once
+               path: Path, # the judgements.jsonl to append to
+               desc: str, # the progress bar's label
+              ) -> list[dict]:
     "Judge `tasks` in a thread pool, appending each line to `path` (flushed) as it finishes."
     new = []
     if not tasks: return new
@@ -228,7 +245,15 @@ def _judge_all(tasks: list[dict], client, template: str, tries: int, concurrency
     return new
 
 # %% ../nbs/11_judge.ipynb #c2186125
-def _judge_domain(run_dir: Path, dom: Domain, client, reps: int, concurrency: int, template: str, tries: int) -> tuple[dict, list]:
+def _judge_domain(run_dir: Path, # the run folder
+                  dom: Domain, # the loaded domain to judge
+                  client, # the judge model
+                  *,
+                  reps: int, # judgings of each answer
+                  concurrency: int, # judgings at once
+                  template: str, # the judge prompt
+                  tries: int, # tries of one judging
+                 ) -> tuple[dict, list]:
     "Judge what is left of one domain; its counts and its judgement lines, rewritten sorted."
     name = dom.name
     if "reference_answer" not in dom.queries:
@@ -237,7 +262,7 @@ def _judge_domain(run_dir: Path, dom: Domain, client, reps: int, concurrency: in
     path = run_dir/name/JUDGEMENTS_FILE
     old, _ = read_jsonl(path)
     tasks, counts = _judge_tasks(dom, traces, reps, {judgement_key(j) for j in old if j.get("status") == "ok"})
-    new = _judge_all(tasks, client, template, tries, concurrency, path, name)
+    new = _judge_all(tasks, client, template=template, tries=tries, concurrency=concurrency, path=path, desc=name)
     lines = merge_judgements(old + new, dom.qids)
     with atomic_write(path) as f: f.writelines(json.dumps(j, ensure_ascii=False) + "\n" for j in lines)
     counts.update(judged=sum(j["status"] == "ok" for j in new), failed=sum(j["status"] != "ok" for j in new), broken_lines=broken)
@@ -245,16 +270,16 @@ def _judge_domain(run_dir: Path, dom: Domain, client, reps: int, concurrency: in
     return {k: int(counts.get(k, 0)) for k in keys}, lines
 
 # %% ../nbs/11_judge.ipynb #9517185d
-@dataclass(eq=False)
+@dataclass(eq=False, kw_only=True)
 class Judging:
     "What `judge_run` did to a run folder: per domain, counts and the judgement lines as written."
-    run: str
-    dataset: str
-    model: str
-    reps: int
-    prompt_digest: str    # the judge prompt's digest: a changed prompt is visible
-    counts: dict          # {domain: {traces, failed_traces, unknown_queries, no_answer, answers, resumed, judged, failed, broken_lines}}
-    judgements: dict      # {domain: [judgement line, ...]}
+    run: str # the run folder's name
+    dataset: str # the dataset the answers were judged against
+    model: str # the judge model's name
+    reps: int # judgings of each answer
+    prompt_digest: str # the judge prompt's digest: a changed prompt is visible
+    counts: dict # {domain: {traces, failed_traces, unknown_queries, no_answer, answers, resumed, judged, failed, broken_lines}}
+    judgements: dict # {domain: [judgement line, ...]}
 
     def __repr__(self): return f"Judging({self.run!r}, domains={list(self.counts)}, reps={self.reps})"
 
@@ -276,18 +301,13 @@ def judge_run(run_dir, # an agent run folder: <run_dir>/<domain>/traces.jsonl
     client = client if client is not None else LLMClient()
     counts, lines = {}, {}
     try:
-        for name in names: counts[name], lines[name] = _judge_domain(run_dir, domains[name], client, reps, concurrency, template, tries)
+        for name in names:
+            counts[name], lines[name] = _judge_domain(run_dir, domains[name], client, reps=reps, concurrency=concurrency, template=template, tries=tries)
     finally:
         if own: client.close()
     dataset = next(iter(domains.values())).source.dataset
-    return Judging(run_dir.name, str(dataset), client.model, reps, text_digest(template), counts, lines)
-
-# %% ../nbs/11_judge.ipynb #ac35f504
-def _table(rows: list[tuple[str, dict]], columns: list[tuple], first: str = "domain") -> list[str]:
-    "Fixed-width lines: a first column of names, then one column per (header, key) or (header, key, decimals)."
-    frame = pd.DataFrame([[name] + [format_cell(values.get(col[1]), *col[2:]) for col in columns] for name, values in rows],
-                         columns=[first] + [col[0] for col in columns])
-    return text_table(frame, align="l" + "r" * len(columns)).split("\n")
+    return Judging(run=run_dir.name, dataset=str(dataset), model=client.model, reps=reps, prompt_digest=text_digest(template), counts=counts,
+                   judgements=lines)
 
 # %% ../nbs/11_judge.ipynb #359f506d
 _SPREAD = ("oq", "oq_std", "oq_min", "oq_max", "rc", "rc_std", "rc_min", "rc_max")
@@ -347,7 +367,7 @@ def to_text(self: Judging) -> str:
             f"prompt digest: {self.prompt_digest[:12]}")
     cols = [("answers", "answers"), ("judged now", "judged"), ("resumed", "resumed"), ("failed", "failed"), ("OQ", "oq"), ("RC", "rc")]
     summary = self.summary()
-    lines = [head] + _table(list(summary.items()), cols)
+    lines = [head] + table_lines(list(summary.items()), cols)
     if self.reps > 1:
         for d, s in summary.items():
             lines.append(f"agreement between reps, {d}: OQ exact {format_cell(s['oq_exact_agreement'], 2)}, mean |diff| {format_cell(s['oq_mean_abs_diff'], 2)}; "

@@ -112,7 +112,6 @@ def _text_tool_calls(text: str, schemas: dict | None = None) -> tuple[list[ToolC
     for a, b in reversed(spans): rest = rest[:a] + rest[b:]
     return calls, re.sub(r"```(?:json)?\s*```", "", rest).strip()
 
-# %% ../nbs/09_llm.ipynb #3b72f779
 def parse_text_tool_calls(text: str, names=None) -> list[ToolCall]:
     "Tool calls written into a message's text (`<tool_call>` blocks or bare JSON objects), restricted to `names` if given."
     return _text_tool_calls(text, None if names is None else {n: None for n in names})[0]
@@ -212,8 +211,22 @@ def _check_settings(timeout, max_retries, concurrency, price_in, price_out):
 # %% ../nbs/09_llm.ipynb #93d0c8d5
 class LLMClient:
     "Chat completions from any OpenAI-compatible endpoint: retries, a concurrency limit, a cache, tokens and cost."
-    def __init__(self, base_url=None, model=None, api_key=None, *, timeout=60.0, max_retries=3, concurrency=8, cache=None,
-                 price_in=None, price_out=None, temperature=0.0, max_tokens=4096, seed=None, extra_body=None):
+    def __init__(self,
+                 base_url: str | None = None, # the endpoint, e.g. http://localhost:8000/v1 (default: BRIGHTPRO_LLM_BASE_URL, OPENAI_BASE_URL)
+                 model: str | None = None, # the model name the server lists (default: BRIGHTPRO_LLM_MODEL)
+                 api_key: str | None = None, # the key (default: BRIGHTPRO_LLM_API_KEY, OPENAI_API_KEY, else 'no-key')
+                 *,
+                 timeout: float = 60.0, # seconds to wait for one answer
+                 max_retries: int = 3, # retries of a failed request (so max_retries + 1 tries)
+                 concurrency: int = 8, # requests in flight at most, over all threads
+                 cache=None, # an LLMCache or the path of its SQLite file (None: no cache)
+                 price_in: float | None = None, # dollars per million prompt tokens (None: no cost)
+                 price_out: float | None = None, # dollars per million completion tokens
+                 temperature: float | None = 0.0, # sampling temperature (None: the server's default)
+                 max_tokens: int | None = 4096, # the cap on completion tokens
+                 seed: int | None = None, # sampling seed
+                 extra_body: dict | None = None, # extra request fields for the server (e.g. vLLM's chat_template_kwargs)
+                ):
         import openai   # deferred: it takes 0.4 s to import, and only the LLM commands need it
         self.base_url = str(base_url or os.environ.get("BRIGHTPRO_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
         self.model = model or os.environ.get("BRIGHTPRO_LLM_MODEL") or ""

@@ -10,13 +10,15 @@ import json, os, threading
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .core import DOMAINS, BrightproError, atomic_write
+from .render import format_cell, text_table
 
 # %% auto #0
 __all__ = ['TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE', 'read_jsonl', 'run_meta', 'run_domains', 'domains_in_run',
            'domain_traces', 'trace_answers', 'round_union', 'seen_docs', 'trace_R', 'read_traces', 'cut_torn_line',
-           'JsonlWriter', 'sort_traces', 'judgement_key', 'merge_judgements', 'rep_summary']
+           'JsonlWriter', 'sort_traces', 'judgement_key', 'merge_judgements', 'rep_summary', 'table_lines']
 
 # %% ../nbs/09c_traces.ipynb #c356c8b2
 TRACES_FILE, JUDGEMENTS_FILE, META_FILE = "traces.jsonl", "judgements.jsonl", "meta.json"
@@ -184,3 +186,13 @@ def rep_summary(judgements: list[dict]) -> dict:
     return {**out, **_spread([j["overall_quality"] for j in ok], "oq"),
             **(_spread(rc, "rc") if rc else {f"rc{s}": None for s in ("", "_std", "_min", "_max")}),
             "weighted_coverage": float(np.mean(cov)) if cov else None}
+
+# %% ../nbs/09c_traces.ipynb #66faabea
+def table_lines(rows: list[tuple[str, dict]], # (name, {key: value}) per row
+                columns: list[tuple], # (header, key) or (header, key, decimals) per column
+                first: str = "domain", # the header of the first column, the rows' names
+               ) -> list[str]:
+    "Fixed-width lines: a first column of names, then one column per (header, key) or (header, key, decimals)."
+    frame = pd.DataFrame([[name] + [format_cell(values.get(col[1]), *col[2:]) for col in columns] for name, values in rows],
+                         columns=[first] + [col[0] for col in columns])
+    return text_table(frame, align="l" + "r" * len(columns)).split("\n")

@@ -63,7 +63,7 @@ def searches_then_stop(queries):
 
 
 def run(policy, tool, qid="0", protocol="fixed", rounds=3, max_iterations=100):
-    return run_query(policy, tool, qid, protocol, rounds, max_iterations)
+    return run_query(policy, tool, qid, protocol=protocol, rounds=rounds, max_iterations=max_iterations)
 
 
 # --- the conversation and the rounds ---------------------------------------------------------------------------------

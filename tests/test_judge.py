@@ -181,7 +181,7 @@ ASP = [("First aspect", 2), ("Second aspect", 1)]
 def judge_with(server, script, aspects=ASP, **kwargs):
     srv = server(script)
     with client_for(srv) as client:
-        return judge_answer(client, "Why?", aspects, "The reference.", "The answer [q0/g1.txt].", **kwargs), srv
+        return judge_answer(client, "Why?", aspects=aspects, reference="The reference.", answer="The answer [q0/g1.txt].", **kwargs), srv
 
 
 def test_valid_reply_and_what_the_request_carries(server):
@@ -255,8 +255,8 @@ def test_response_format_refused_then_plain(server):
     refusal = error_reply(400, {"error": {"message": "Unrecognized request argument supplied: response_format", "type": "invalid_request_error"}})
     srv = server([refusal, text_reply(reply({"a1": 1, "a2": 1}, 5)), text_reply(reply({"a1": 0, "a2": 0}, 1))])
     with client_for(srv) as client:
-        first = judge_answer(client, "Q", ASP, "R", "A")
-        second = judge_answer(client, "Q", ASP, "R", "A2")
+        first = judge_answer(client, "Q", aspects=ASP, reference="R", answer="A")
+        second = judge_answer(client, "Q", aspects=ASP, reference="R", answer="A2")
     assert (first["status"], first["overall_quality"], second["overall_quality"]) == ("ok", 5, 1)
     assert ["response_format" in r for r in srv.requests] == [True, False, False]      # remembered for that client
 
@@ -266,13 +266,13 @@ def test_other_400_fails_the_judging_and_an_unusable_endpoint_raises(server):
     assert j["status"] == "failed" and "maximum context length" in j["error"] and j["rc"] is None and srv.count == 1
     srv = server([error_reply(500)])
     with client_for(srv) as client, pytest.raises(LLMError, match="HTTP 500"):
-        judge_answer(client, "Q", ASP, "R", "A")
+        judge_answer(client, "Q", aspects=ASP, reference="R", answer="A")
 
 
 def test_reps_are_distinct_requests(server):
     srv = server(lambda req: text_reply(reply({"a1": 1, "a2": 1}, 5 - (req.get("seed") or 0))))
     with client_for(srv) as client:
-        got = [judge_answer(client, "Q", ASP, "R", "A", rep=r)["overall_quality"] for r in (1, 2, 3)]
+        got = [judge_answer(client, "Q", aspects=ASP, reference="R", answer="A", rep=r)["overall_quality"] for r in (1, 2, 3)]
     assert got == [5, 4, 3] and [r.get("seed") for r in srv.requests] == [None, 1, 2]
 
 
