@@ -1,4 +1,4 @@
-"""An LLM agent with one tool, `search`, over any retriever: the fixed-round and adaptive protocols of PROTOCOL.md §5, a pseudo-relevance-feedback baseline that needs no LLM, traces that survive a kill, and the agentic subset.
+"""An LLM agent with one tool, `search`, over any retriever: the fixed-round and adaptive protocols of [the protocol, §5](protocol.ipynb#agentic), a pseudo-relevance-feedback baseline that needs no LLM, traces that survive a kill, and the agentic subset.
 
 Docs: https://brightpro.github.io/brightpro/agent.html.md"""
 
@@ -510,7 +510,7 @@ def write_meta(out, meta: dict):
 
 # %% ../nbs/10_agent.ipynb #9e1b5ea0
 def agentic_subset(domains, n: int = 25, seed: int = 42) -> dict[str, list[str]]:
-    "PROTOCOL.md §5's agentic subset: {domain: qids}, from {name: Domain or qids} or a list of Domains."
+    "protocol.ipynb §5's agentic subset: {domain: qids}, from {name: Domain or qids} or a list of Domains."
     if not isinstance(domains, dict): domains = {d.name: d for d in domains}
     order = sorted(domains, key=lambda d: DOMAINS.index(d) if d in DOMAINS else len(DOMAINS))   # stable: others keep their order
     rng, out = random.Random(seed), {}
@@ -602,7 +602,7 @@ def check_agent_settings(*,
     "One clear BrightproError for the first bad setting of `run_agent`."
     if protocol not in PROTOCOLS: raise BrightproError(f"unknown protocol {protocol!r}; choose fixed or adaptive")
     if protocol == "fixed" and rounds not in (1, 2, 3):
-        raise BrightproError(f"the fixed protocol runs 1, 2 or 3 rounds (PROTOCOL.md §5), not {rounds!r}")
+        raise BrightproError(f"the fixed protocol runs 1, 2 or 3 rounds (protocol.ipynb §5), not {rounds!r}")
     if not isinstance(policy, (LLMPolicy, PRFPolicy)) and policy not in ("llm", "prf"):
         raise BrightproError(f"unknown policy {policy!r}; choose llm (a chat model) or prf (pseudo-relevance feedback, no model)")
     if policy == "llm" and client is None:
@@ -691,7 +691,7 @@ def run_agent(domains: dict[str, Domain], # the loaded domains to run, {name: Do
               client: LLMClient | None = None, # the chat model of the llm policy
               policy="llm", # 'llm', 'prf' (pseudo-relevance feedback, no model) or a policy object
               qids=None, # only these query ids ('0,5,9' or a list), in every domain
-              subset: str | None = None, # 'agentic': PROTOCOL.md §5's subset, 25 queries per domain
+              subset: str | None = None, # 'agentic': protocol.ipynb §5's subset, 25 queries per domain
               population: dict | None = None, # with subset='agentic': every domain of the dataset (the draw runs over all, in order)
               concurrency: int = 8, # queries run at once
               prompt_dir=None, # a folder whose agent.md / answer.md replace the packaged prompts

@@ -230,7 +230,7 @@ def _overall(per_domain_pq: dict, pq: pd.DataFrame, pa: pd.DataFrame, ks: list) 
 # %% ../nbs/11a_agentic.ipynb #4cb8779d
 def _eval_notes(counts: dict, bad_R: dict, meta: dict, judged: bool) -> list[str]:
     notes = ["overall: alpha-nDCG, nDCG, Recall and R are the mean of the domain means (as the static tables); "
-             "citations, RC, OQ, AER, tokens and cost are the mean over all queries (micro-average, PROTOCOL.md §6)"]
+             "citations, RC, OQ, AER, tokens and cost are the mean over all queries (micro-average, protocol.ipynb §5)"]
     for d, c in counts.items():
         if c["failed"]: notes.append(f"{d}: {c['failed']} failed trace(s) counted and left out")
         if c["unknown"]: notes.append(f"{d}: {c['unknown']} trace(s) of queries the dataset does not have: left out")

@@ -1,6 +1,6 @@
 """`brightpro agent`, `judge` and `agentic-eval` end to end, as a user runs them, against a real OpenAI-compatible
 HTTP server on 127.0.0.1 that this test scripts (the real `openai` client path, not a mock). Expected scores are
-worked out by hand from PROTOCOL.md §5-6 in the comments."""
+worked out by hand from protocol.ipynb §5 in the comments."""
 import json, math
 
 import pytest
@@ -69,7 +69,7 @@ def test_fixed_rounds_answer_after_each_round(server, tmp_path):
     r = run_cli("agent", "--domain", "biology", "--qids", "1", "--rounds", "2", "--out", out, *llm(server))
     assert r.returncode == 0, r.stderr
     trace = json.loads((out/"biology"/"traces.jsonl").read_text())
-    # the agent stopped after its one search: round 2's answer repeats round 1's evidence (PROTOCOL.md §5)
+    # the agent stopped after its one search: round 2's answer repeats round 1's evidence (protocol.ipynb §5)
     assert [a["round"] for a in trace["answers"]] == [1, 2] and trace["stopped_early"] is True
     assert trace["answers"][0]["evidence"] == trace["answers"][1]["evidence"] == trace["rounds"][0]["docids"]
 
