@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #4dbce5c9
 from __future__ import annotations
-import contextvars, errno, hashlib, importlib.resources, json, math, os, shutil, sys, tempfile
+import contextvars, errno, fcntl, hashlib, importlib.resources, json, math, os, shutil, sys, tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,10 +14,10 @@ import numpy as np
 from tqdm import tqdm   # tqdm.auto would want ipywidgets in a notebook
 
 # %% auto #0
-__all__ = ['DOMAINS', 'ASPECT_MAPS', 'parse_domains', 'BrightproError', 'quiet_progress', 'progress', 'cache_dir', 'check_ks',
-           'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
+__all__ = ['DOMAINS', 'ASPECT_MAPS', 'LOCK_FILE', 'parse_domains', 'BrightproError', 'quiet_progress', 'progress', 'cache_dir',
+           'check_ks', 'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
            'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest',
-           'file_digest', 'json_digest', 'json_ready', 'nan_mean', 'replace_folder', 'package_path']
+           'file_digest', 'json_digest', 'json_ready', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -207,3 +207,21 @@ def replace_folder(new, final):
 def package_path(*parts) -> Path:
     "The path of a file or folder shipped inside the brightpro package."
     return Path(str(importlib.resources.files("brightpro").joinpath(*parts)))
+
+# %% ../nbs/00_core.ipynb #aaadde09
+LOCK_FILE = ".brightpro.lock"
+
+@contextmanager
+def folder_lock(folder, what: str):
+    "Hold the lock of `folder` (created if need be) for the block, as `what` (e.g. 'agent run'); a second holder gets one BrightproError."
+    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    f = open(folder/LOCK_FILE, "a+", encoding="utf-8")
+    try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0); holder = f.read().strip() or "run"; f.close()
+        raise BrightproError(f"{folder} is in use by another brightpro {holder}; wait for it to finish or choose another folder") from None
+    try:
+        f.seek(0); f.truncate(); f.write(f"{what} (pid {os.getpid()})"); f.flush()
+        yield folder
+    finally:
+        fcntl.flock(f, fcntl.LOCK_UN); f.close()
