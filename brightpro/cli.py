@@ -37,7 +37,7 @@ def add_dataset_options(p: argparse.ArgumentParser, domain_default="all", static
     p.add_argument("--revision", default=None, help="hub revision (branch, tag or commit); the resolved commit is recorded")
     p.add_argument("--benchmark", choices=("brightpro", "bright"), default="brightpro", help="Bright-Pro (default) or original BRIGHT")
 
-# %% ../nbs/13_cli.ipynb #9058ef27
+# %% ../nbs/13_cli.ipynb #e528ac70
 def _validate(args) -> int:
     report = validation_report(args.dataset, domains=args.domain, benchmark=args.benchmark, revision=args.revision)
     print(report.to_json() if args.json else report.to_text(strict=args.strict))
@@ -52,7 +52,6 @@ def _synth(args) -> int:
     print(synth_dataset(args.domain, out=args.out, scale=args.scale, seed=args.seed, topics_dir=args.topics, style=args.style).to_text())
     return 0
 
-# %% ../nbs/13_cli.ipynb #e528ac70
 def add_data_command(sub):
     "The `data` subcommand: validate, stats, synth."
     p = sub.add_parser("data", help="validate, count or generate data", description="Validate, count or generate Bright-Pro data.")
@@ -121,7 +120,7 @@ def add_retrieve_command(sub):
     p.add_argument("--jobs", type=int, default=1, help="domains retrieved at once, each in a worker process (default 1)")
     p.set_defaults(func=_retrieve)
 
-# %% ../nbs/13_cli.ipynb #3e11d647
+# %% ../nbs/13_cli.ipynb #47cc3aff
 def _evaluate(args) -> int:
     report = evaluate_and_compare(args.run, args.dataset, domains=args.domain, benchmark=args.benchmark, revision=args.revision,
                                   long=args.long, k=args.k, alpha=args.alpha, aspect_map=args.aspect_map, cut=args.cut,
@@ -132,7 +131,6 @@ def _evaluate(args) -> int:
     print(report.to_json() if args.json else report.to_text(ci=args.ci, latex=args.latex))
     return 0
 
-# %% ../nbs/13_cli.ipynb #47cc3aff
 def add_evaluate_command(sub):
     "The `evaluate` subcommand."
     p = sub.add_parser("evaluate", help="score run files (alpha-nDCG, Aspect-Recall, nDCG, Recall; BRIGHT's nDCG@10)",
@@ -220,7 +218,7 @@ def add_agent_command(sub):
     add_llm_options(p)
     p.set_defaults(func=_agent)
 
-# %% ../nbs/13_cli.ipynb #c7a5d845
+# %% ../nbs/13_cli.ipynb #ea5a273f
 def _run_domains(args) -> dict:
     "The loaded domains of an agent run folder: --domain among those it holds traces of (default: all of them)."
     held = run_domains(args.run_dir)
@@ -237,7 +235,6 @@ def _agentic_eval(args) -> int:
     print(result.to_json() if args.json else result.to_text())
     return 0
 
-# %% ../nbs/13_cli.ipynb #ea5a273f
 def add_judge_commands(sub):
     "The `judge` and `agentic-eval` subcommands."
     j = sub.add_parser("judge", help="score an agent run's answers with an LLM judge (RC, OQ); writes judgements.jsonl",

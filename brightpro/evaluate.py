@@ -230,7 +230,7 @@ def _refuse_unranked(name, counts, unknown, domains):
                          f"{', '.join(domains)} in dataset {first.source.dataset}"
                          + (f" (its query ids look like {some})" if some else ""))
 
-# %% ../nbs/07_evaluate.ipynb #cc2e61ed
+# %% ../nbs/07_evaluate.ipynb #56e6303c
 def _evaluate_one(spec, domains, judgements, settings, corpus) -> Evaluation:
     s = settings
     name, runs, unknown, rmeta = _read_runs(spec, domains, s["cut"], s["ties"])
@@ -253,7 +253,6 @@ def _evaluate_one(spec, domains, judgements, settings, corpus) -> Evaluation:
     if s["meta"]["benchmark"] == "bright": meta["documents"] = s["documents"]
     return Evaluation(name, pd.concat(frames, ignore_index=True), dmeans, overall, meta, counts)
 
-# %% ../nbs/07_evaluate.ipynb #56e6303c
 def evaluate_runs(run_specs, # run files or per-domain run folders, `Run`s or {qid: [docids]} dicts
                   domains: dict, # the loaded domains, {name: Domain}
                   *,

@@ -188,10 +188,18 @@ def test_every_exported_name_is_called_in_its_notebook(nb):
 # --- rooms hold what their names say --------------------------------------------------------------------------------
 # {module: {brightpro modules it may not import}}; add a pair here to keep a room to its purpose.
 FORBIDDEN = {
+    "metrics": {"data"},              # the measures compute on judgements and runs: data is a provider's business
+    "bm25": {"dense"}, "dense": {"bm25", "lucene"},   # one retriever family does not lean on another
+    "evaluate": {"lucene", "retriever", "bm25", "dense", "retrievers", "retrieve"},   # scoring a run needs no retriever
+    "significance": {"data", "runs", "metrics", "evaluate"},   # statistics on per-query scores, whoever made them
+    "compare": {"retrievers", "retrieve"},
+    "prompts": {"llm"}, "traces": {"llm", "metrics", "runs"},   # files and their formats, not what makes or scores them
     "judge": {"metrics", "runs"},     # the LLM judge only: scoring a run is `agentic`'s
-    "agentic": {"llm"},               # the agentic evaluation needs no LLM
+    "agentic": {"llm", "judge"},      # the agentic evaluation needs no LLM
     "agent": {"lucene"},              # the agent searches through retrievers, it does not analyse text itself
+    "results": {"llm", "judge"},      # the report runs the prf agent, which needs no LLM
     "tables": {"retrievers", "retrieve", "agent", "results"},   # writers of tables and figures compute nothing
+    "report": {"agent", "llm", "judge", "agentic", "metrics"},  # pages and the index; the computing is `results`'
 }
 ONLY_FOR_TESTS = {"scripted_llm"}     # tests, tutorials and benchmarks import these; no library module does
 
@@ -227,3 +235,28 @@ def test_forbidden_imports_are_found(tmp_path, module, body, expected):
     problems = forbidden_imports(tmp_path)
     assert any(expected in p for p in problems), problems
     assert forbidden_imports(tmp_path, {}, set()) == []
+
+
+# --- an example after every export ----------------------------------------------------------------------------------
+ENTRY_POINT = re.compile(r'#\|\s*export\s+if __name__ == "__main__"')
+
+
+def unexampled_exports(cells: list[dict]) -> list[str]:
+    "Ids of export cells (after the first, the imports) whose next code cell is another export: no example follows at once."
+    code = [c for c in cells if c["cell_type"] == "code"]
+    exports = [i for i, c in enumerate(code) if _is_export(c)]
+    return [code[i].get("id", str(i)) for i in exports[1:]
+            if not ENTRY_POINT.match(_src(code[i])) and (i + 1 == len(code) or _is_export(code[i + 1]))]
+
+
+def test_unexampled_exports_finds_two_exports_in_a_row():
+    cell = lambda src, i: {"cell_type": "code", "id": i, "source": src}
+    cells = [cell("#| export\nimport os", "imp"), cell("#| export\ndef f(): pass", "f"), cell("#| export\ndef g(): pass", "g"),
+             cell("g()", "ex"), {"cell_type": "markdown", "source": "prose"}, cell("#| export\ndef h(): pass", "h")]
+    assert unexampled_exports(cells) == ["f", "h"]
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_export_is_followed_by_an_example(nb):
+    "Each export cell is followed at once by a code cell that shows it (a test or an output), as nbdev's notebooks do."
+    assert unexampled_exports(_cells(nb)) == [], f"{nb.name}: export cells with no example right after them"
