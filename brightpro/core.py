@@ -17,7 +17,7 @@ from tqdm import tqdm   # tqdm.auto would want ipywidgets in a notebook
 __all__ = ['DOMAINS', 'ASPECT_MAPS', 'LOCK_FILE', 'parse_domains', 'BrightproError', 'quiet_progress', 'progress', 'cache_dir',
            'check_ks', 'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
            'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest',
-           'file_digest', 'json_digest', 'json_ready', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock']
+           'json_ready', 'file_digest', 'json_digest', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -167,15 +167,6 @@ def text_digest(text: str) -> str:
     "The hex digest of `text` in UTF-8."
     return bytes_digest(text.encode("utf-8"))
 
-# %% ../nbs/00_core.ipynb #6ff57ca9
-def file_digest(path) -> str:
-    "The hex digest of a file's bytes, read in blocks."
-    with open(path, "rb") as f: return hashlib.file_digest(f, hasher).hexdigest()
-
-def json_digest(obj) -> str:
-    "The hex digest of `obj` written as canonical JSON (sorted keys, no spaces; other types as their text)."
-    return text_digest(json.dumps(json_ready(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str))
-
 # %% ../nbs/00_core.ipynb #c7499608
 def json_ready(x):
     "`x` with NaN and infinities as None, numpy scalars and arrays as Python values, tuples as lists, keys as strings, recursively."
@@ -185,6 +176,15 @@ def json_ready(x):
     if isinstance(x, np.integer): return int(x)
     if isinstance(x, (float, np.floating)): return float(x) if math.isfinite(x) else None
     return x
+
+# %% ../nbs/00_core.ipynb #6ff57ca9
+def file_digest(path) -> str:
+    "The hex digest of a file's bytes, read in blocks."
+    with open(path, "rb") as f: return hashlib.file_digest(f, hasher).hexdigest()
+
+def json_digest(obj) -> str:
+    "The hex digest of `obj` written as canonical JSON (sorted keys, no spaces; other types as their text)."
+    return text_digest(json.dumps(json_ready(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str))
 
 # %% ../nbs/00_core.ipynb #a9b81781
 def nan_mean(values) -> float:
