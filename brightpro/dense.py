@@ -89,6 +89,12 @@ def load_sentence_transformer(model: str, device=None, max_length=None, trust_re
         _models[key] = m
     return _models[key]
 
+# %% ../nbs/05c_dense.ipynb #3f1853c8
+def _v1_spans(manifest: dict, n: int) -> dict:
+    "A manifest of fixed-size chunks (`chunk` rows, `{index: checksum}`, written before spans) as spans: the same bytes, the same checksums."
+    k = manifest["chunk"]
+    return {**manifest, "version": 2, "chunks": [[int(i) * k, min(n, (int(i) + 1) * k), d] for i, d in manifest["chunks"].items()]}
+
 # %% ../nbs/05c_dense.ipynb #d8a0b30a
 class EmbeddingCache:
     "Chunked, checksummed float32 embeddings on disk: resumable plain-file writes, memory-mapped reads, damaged chunks re-encoded."
@@ -99,35 +105,26 @@ class EmbeddingCache:
     def __repr__(self):
         return f"EmbeddingCache(n={self.n}, dim={self.dim}, chunks={len(self.chunks)}, missing={self.missing()})"
 
-# %% ../nbs/05c_dense.ipynb #1eae4750
-@patch
-def _read_rows(self: EmbeddingCache, start: int, end: int) -> bytes:
-    "The stored bytes of rows `start`..`end - 1`, read with plain reads."
-    with open(self.file, "rb") as f:
-        f.seek(start * self.dim * 4)
-        return f.read((end - start) * self.dim * 4)
+    def _read_rows(self, start: int, end: int) -> bytes:
+        "The stored bytes of rows `start`..`end - 1`, read with plain reads."
+        with open(self.file, "rb") as f:
+            f.seek(start * self.dim * 4)
+            return f.read((end - start) * self.dim * 4)
 
-# %% ../nbs/05c_dense.ipynb #3f1853c8
-def _v1_spans(manifest: dict, n: int) -> dict:
-    "A manifest of fixed-size chunks (`chunk` rows, `{index: checksum}`, written before spans) as spans: the same bytes, the same checksums."
-    k = manifest["chunk"]
-    return {**manifest, "version": 2, "chunks": [[int(i) * k, min(n, (int(i) + 1) * k), d] for i, d in manifest["chunks"].items()]}
-
-@patch
-def _checked_chunks(self: EmbeddingCache) -> list:
-    "The manifest's chunks that lie in range, do not overlap and whose bytes match their checksum."
-    try:
-        manifest = json.loads(self.manifest_file.read_text())
-        if "version" not in manifest and "chunk" in manifest: manifest = _v1_spans(manifest, self.n)
-        if (manifest.get("version"), manifest.get("n"), manifest.get("dim")) != (2, self.n, self.dim): return []
-        if self.file.stat().st_size != self.n * self.dim * 4: return []
-        spans = sorted(c for c in manifest["chunks"] if isinstance(c, list) and len(c) == 3
-                       and type(c[0]) is type(c[1]) is int and 0 <= c[0] < c[1] <= self.n)
-        good, end = [], 0
-        for s, e, d in spans:
-            if s >= end and bytes_digest(self._read_rows(s, e)) == d: good.append([s, e, d]); end = e
-        return good
-    except (OSError, ValueError, TypeError, AttributeError, KeyError): return []   # no usable manifest: encode everything
+    def _checked_chunks(self) -> list:
+        "The manifest's chunks that lie in range, do not overlap and whose bytes match their checksum."
+        try:
+            manifest = json.loads(self.manifest_file.read_text())
+            if "version" not in manifest and "chunk" in manifest: manifest = _v1_spans(manifest, self.n)
+            if (manifest.get("version"), manifest.get("n"), manifest.get("dim")) != (2, self.n, self.dim): return []
+            if self.file.stat().st_size != self.n * self.dim * 4: return []
+            spans = sorted(c for c in manifest["chunks"] if isinstance(c, list) and len(c) == 3
+                           and type(c[0]) is type(c[1]) is int and 0 <= c[0] < c[1] <= self.n)
+            good, end = [], 0
+            for s, e, d in spans:
+                if s >= end and bytes_digest(self._read_rows(s, e)) == d: good.append([s, e, d]); end = e
+            return good
+        except (OSError, ValueError, TypeError, AttributeError, KeyError): return []   # no usable manifest: encode everything
 
 # %% ../nbs/05c_dense.ipynb #dc4a0cd9
 @patch
