@@ -10,7 +10,7 @@ import pytest
 import brightpro.data as data
 import brightpro.report as report
 import brightpro.results as results
-from brightpro.core import BrightproError, replace_folder
+from brightpro.core import DOMAINS as ALL_DOMAINS, BrightproError, replace_folder
 from brightpro.data import load_domain
 from brightpro.report import build_page, build_report
 from brightpro.results import RESULT_FILES, Layout, domain_runs, read_results, write_results
@@ -227,11 +227,13 @@ def test_the_summary_sets_the_published_points_beside_ours_on_the_full_dataset(b
     assert refs[refs.benchmark == "BRIGHT"]["ours"].isna().all()
 
 
-def test_one_report_loads_each_domain_once(tmp_path, monkeypatch):
-    "build_report loads and validates the data once (check_tables runs once per domain load) and hands the Domains to every stage."
+@pytest.mark.parametrize("domains, retrievers", [(DOMAINS, ["bm25-bright", "bm25"]), (["psychology"], ["bm25-bright"])])
+def test_one_report_loads_each_domain_once(tmp_path, monkeypatch, domains, retrievers):
+    "build_report (prf agent included) loads and validates the data once (check_tables runs once per domain load) and hands the Domains to every stage."
     loads = []
     check = data.check_tables
     monkeypatch.setattr(data, "check_tables", lambda domain, *a, **k: loads.append(domain) or check(domain, *a, **k))
-    rep = build_report("sample", DOMAINS, retrievers=["bm25-bright"], agent=None, out=tmp_path/"reports", cache_dir=tmp_path/"cache")
-    assert [p.status for p in rep.pages] == ["built"] * len(DOMAINS)
-    assert sorted(loads) == sorted(DOMAINS)     # before: 2 per domain (retrieve, then the evaluation), 5 with the prf agent
+    rep = build_report("sample", domains, retrievers=retrievers, agent="prf", out=tmp_path/"reports", cache_dir=tmp_path/"cache")
+    assert [p.status for p in rep.pages] == ["built"] * len(domains)
+    assert sorted(loads) == sorted(ALL_DOMAINS)   # every domain once (the agentic subset is drawn over all); before: 5 per domain
+                                              # with one retriever and 8 with two, plus the seven of each subset draw
