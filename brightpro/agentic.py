@@ -19,7 +19,8 @@ from .core import BrightproError, check_alpha, check_aspect_map, check_ks, json_
 from .data import Domain
 from .runs import Run
 from .metrics import domain_judgements, score_judgements
-from .traces import (JUDGEMENTS_FILE, domain_traces, domains_in_run, judgement_key, read_jsonl, rep_summary, round_union,
+from .judge import omitted_aspects
+from .traces import (JUDGEMENTS_FILE, domain_traces, domains_in_run, judgement_key, fresh_judgements, read_judgements, rep_summary, round_union,
                               run_meta, seen_docs, table_lines, trace_R, trace_answers)
 
 # %% auto #0
@@ -117,7 +118,7 @@ class AgenticEvaluation:
     per_answer: pd.DataFrame # domain, qid, round, citations and judge scores of every answer
     domain_means: dict # {domain: {metric: mean over its queries}}
     overall: dict # retrieval metrics: mean of domain means; the rest: mean over all queries
-    counts: dict # {domain: {traces, queries, failed, unknown, broken_lines, answers, judged_answers, answered, judged, R_distribution}}
+    counts: dict # {domain: {traces, queries, failed, unknown, broken_lines, answers, judged_answers, answered, judged, R_distribution, stale_judgements, omitted_aspects}}
     meta: dict # the settings: dataset, k, alpha, aspect map, protocol, policy, rounds, retriever, model, correlations
     notes: list # what was left out or not computed, one sentence each
 
@@ -131,12 +132,12 @@ def _retrieval_frame(traces: list[dict], J, ks: list, alpha: float) -> pd.DataFr
     frame.insert(1, "R", [trace_R(t) for t in traces])
     return pd.concat([frame, union.drop(columns="qid")], axis=1)
 
-def _judged(run_dir: Path, name: str) -> dict:
-    "{(qid, round): [judgement lines]} of one domain ({} when not judged)."
-    lines, _ = read_jsonl(run_dir/name/JUDGEMENTS_FILE)
+def _judged(run_dir: Path, name: str, traces: list[dict]) -> tuple[dict, int]:
+    "{(qid, round): [judgement lines]} of one domain ({} when not judged), less the stale lines (of another answer than `traces` hold); how many of those."
+    lines, stale = fresh_judgements(read_judgements(run_dir, name)[0], traces)
     out = {}
     for j in lines: out.setdefault(judgement_key(j)[:2], []).append(j)
-    return out
+    return out, stale
 
 # %% ../nbs/11a_agentic.ipynb #f61ff7b8
 def _answer_rows(traces: list[dict], dom, judged: dict) -> list[dict]:
@@ -186,13 +187,16 @@ def _evaluate_domain(run_dir: Path, dom: Domain, ks: list, alpha: float, aspect_
     traces, broken = domain_traces(run_dir, name)
     known = set(dom.qids)
     ok = [t for t in traces if t.get("status", "ok") == "ok" and t["qid"] in known]
-    rows = _answer_rows(ok, dom, _judged(run_dir, name))
+    judged, stale = _judged(run_dir, name, ok)
+    rows = _answer_rows(ok, dom, judged)
     final, bad_R = _final_answers(ok, rows)
     pq = pd.concat([_retrieval_frame(ok, domain_judgements(dom, aspect_map), ks, alpha), final, _usage(ok)], axis=1)
     pq.insert(0, "domain", name)
     pa = pd.DataFrame(rows, columns=["qid", "round", *CITATION_COLUMNS, "reps", "oq", "oq_std", "rc", "rc_std"])
     pa.insert(0, "domain", name)
-    return pq, pa, _domain_counts(traces, ok, known, broken, rows), bad_R
+    counts = {**_domain_counts(traces, ok, known, broken, rows), "stale_judgements": stale,
+              "omitted_aspects": omitted_aspects([j for js in judged.values() for j in js], dom)}
+    return pq, pa, counts, bad_R
 
 # %% ../nbs/11a_agentic.ipynb #3098c05f
 def _round_means(pa: pd.DataFrame) -> dict:
@@ -235,6 +239,10 @@ def _eval_notes(counts: dict, bad_R: dict, meta: dict, judged: bool) -> list[str
         if c["failed"]: notes.append(f"{d}: {c['failed']} failed trace(s) counted and left out")
         if c["unknown"]: notes.append(f"{d}: {c['unknown']} trace(s) of queries the dataset does not have: left out")
         if c["broken_lines"]: notes.append(f"{d}: {c['broken_lines']} unreadable trace line(s) skipped")
+        if c.get("stale_judgements"):
+            notes.append(f"{d}: {c['stale_judgements']} judgement(s) of another answer than the trace now holds (stale): left out; run `brightpro judge` to judge the answers again")
+        if c.get("omitted_aspects"):
+            notes.append(f"{d}: {c['omitted_aspects']} judgement(s) gave no score to some aspect: counted 0 (protocol.ipynb §5); check that the judge scores every aspect")
         if bad_R.get(d): notes.append(f"{d}: {bad_R[d]} judged answer(s) with R < 1 (no search returned results): AER is undefined and left out")
     if not any(c["answers"] for c in counts.values()):
         policy = f" ({meta['policy']} policy)" if meta.get("policy") else ""

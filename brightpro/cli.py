@@ -20,7 +20,7 @@ from .llm import LLMClient
 from .agent import run_agent
 from .judge import judge_run
 from .agentic import agentic_eval
-from .traces import run_domains
+from .traces import dataset_differs, run_dataset, run_domains
 from .report import build_report
 
 # %% auto #0
@@ -220,9 +220,17 @@ def add_agent_command(sub):
 
 # %% ../nbs/13_cli.ipynb #ea5a273f
 def _run_domains(args) -> dict:
-    "The loaded domains of an agent run folder: --domain among those it holds traces of (default: all of them)."
+    "The loaded domains of an agent run folder: --domain among those it holds traces of (default: all), from the dataset the run was made on."
     held = run_domains(args.run_dir)
-    return load_domains(held if args.domain is None else parse_domains(args.domain, held), args.dataset)
+    names = held if args.domain is None else parse_domains(args.domain, held)
+    if args.dataset is None:   # the run's own dataset, as meta.json records it (none recorded: the sample)
+        rec = run_dataset(args.run_dir) or {"dataset": "sample"}
+        dataset = rec["dataset"] if rec["dataset"] in ("sample", "hub") else rec.get("path") or rec["dataset"]
+        return load_domains(names, dataset, revision=rec.get("commit") or rec.get("revision"))
+    domains = load_domains(names, args.dataset)
+    if why := dataset_differs(args.run_dir, next(iter(domains.values())).source.provenance):
+        raise BrightproError(f"--dataset {args.dataset}: {why}; leave --dataset out to use the run's dataset")
+    return domains
 
 def _judge(args) -> int:
     client = llm_client(args, args.run_dir)
@@ -245,7 +253,7 @@ def add_judge_commands(sub):
     j.add_argument("--reps", type=int, default=1, help="judge each answer this many times; mean, spread and agreement are reported")
     j.add_argument("--prompt-dir", default=None, help="a folder whose judge.md replaces the packaged judge prompt")
     add_llm_options(j)
-    j.set_defaults(func=_judge)
+    j.set_defaults(func=_judge, dataset=None)   # None: the dataset the run was made on (meta.json)
     e = sub.add_parser("agentic-eval", help="alpha-nDCG@5R per round, agentic nDCG/Recall, R, citations, RC/OQ/AER",
                        description="Read an agent run (and its judgements, if any) and print per domain and overall: cumulative "
                                    "alpha-nDCG@5R per round, agentic nDCG@k and Recall@k over the union, the distribution of R, "
@@ -256,7 +264,7 @@ def add_judge_commands(sub):
     e.add_argument("--alpha", type=float, default=0.5)
     e.add_argument("--aspect-map", choices=ASPECT_MAPS, default="harness")
     e.add_argument("--json", action="store_true", help="print JSON")
-    e.set_defaults(func=_agentic_eval)
+    e.set_defaults(func=_agentic_eval, dataset=None)
 
 # %% ../nbs/13_cli.ipynb #cb6866f6
 def _report(args) -> int:

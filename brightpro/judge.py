@@ -20,12 +20,12 @@ from .render import format_cell
 from .data import Domain
 from .llm import LLMClient, LLMError
 from .prompts import JUDGE_FIELDS, load_judge_prompt
-from .traces import (JUDGEMENTS_FILE, JsonlWriter, domain_traces, domains_in_run, judgement_key, merge_judgements, read_jsonl,
+from .traces import (JUDGEMENTS_FILE, JsonlWriter, domain_traces, domains_in_run, judgement_key, merge_judgements, fresh_judgements, read_judgements,
                               rep_summary, table_lines, trace_answers)
 
 # %% auto #0
 __all__ = ['JUDGE_KEYS', 'query_aspects', 'judge_messages', 'judge_schema', 'parse_judgement', 'weighted_coverage',
-           'reasoning_completeness', 'judge_answer', 'rep_agreement', 'Judging', 'judge_run']
+           'reasoning_completeness', 'judge_answer', 'rep_agreement', 'omitted_aspects', 'Judging', 'judge_run']
 
 # %% ../nbs/11_judge.ipynb #a86f53ab
 def _aspect_list(aspects) -> list[tuple[str, float]]:
@@ -217,7 +217,8 @@ def _judge_task(client, task: dict, template: str, tries: int) -> dict:
     "The judgement line of one task."
     j = judge_answer(client, task["question"], aspects=task["aspects"], reference=task["reference"], answer=task["answer"], tries=tries,
                      prompt=template, rep=task["rep"])
-    return {"qid": task["qid"], "round": task["round"], "rep": task["rep"], **j}
+    return {"qid": task["qid"], "round": task["round"], "rep": task["rep"], **j,
+            "answer_digest": text_digest(task["answer"]), "prompt_digest": text_digest(template)}   # what this judgement holds for
 
 # %% ../nbs/11_judge.ipynb #ec4abad7
 def _judge_all(tasks: list[dict], # the judgings to do, as `_judge_tasks` makes them
@@ -244,6 +245,13 @@ def _judge_all(tasks: list[dict], # the judgings to do, as `_judge_tasks` makes 
             raise
     return new
 
+# %% ../nbs/11_judge.ipynb #7a25a438
+def omitted_aspects(lines: list[dict], dom) -> int:
+    "How many judgements judged ok gave no score to some aspect of their query in `dom` (it counts 0: protocol.ipynb §5)."
+    n = dom.aspects["qid"].astype(str).value_counts().to_dict()
+    return sum(j.get("status") == "ok" and any(f"a{i}" not in (j.get("aspect_scores") or {}) for i in range(1, n.get(str(j["qid"]), 0) + 1))
+               for j in lines)
+
 # %% ../nbs/11_judge.ipynb #c2186125
 def _judge_domain(run_dir: Path, # the run folder
                   dom: Domain, # the loaded domain to judge
@@ -260,13 +268,14 @@ def _judge_domain(run_dir: Path, # the run folder
         raise BrightproError(f"{dom.source.dataset}: {name} has no reference answers (examples field reference_answer); the judge compares answers with them")
     traces, broken = domain_traces(run_dir, name)
     path = run_dir/name/JUDGEMENTS_FILE
-    old, _ = read_jsonl(path)
+    old, stale = fresh_judgements(read_judgements(run_dir, name)[0], traces, text_digest(template))   # stale: judged again
     tasks, counts = _judge_tasks(dom, traces, reps, {judgement_key(j) for j in old if j.get("status") == "ok"})
     new = _judge_all(tasks, client, template=template, tries=tries, concurrency=concurrency, path=path, desc=name)
     lines = merge_judgements(old + new, dom.qids)
     with atomic_write(path) as f: f.writelines(json.dumps(j, ensure_ascii=False) + "\n" for j in lines)
-    counts.update(judged=sum(j["status"] == "ok" for j in new), failed=sum(j["status"] != "ok" for j in new), broken_lines=broken)
-    keys = ("traces", "failed_traces", "unknown_queries", "no_answer", "answers", "resumed", "judged", "failed", "broken_lines")
+    counts.update(judged=sum(j["status"] == "ok" for j in new), failed=sum(j["status"] != "ok" for j in new), broken_lines=broken,
+                  stale=stale, omitted_aspects=omitted_aspects(lines, dom))
+    keys = ("traces", "failed_traces", "unknown_queries", "no_answer", "answers", "resumed", "judged", "failed", "broken_lines", "stale", "omitted_aspects")
     return {k: int(counts.get(k, 0)) for k in keys}, lines
 
 # %% ../nbs/11_judge.ipynb #9517185d
@@ -278,7 +287,7 @@ class Judging:
     model: str # the judge model's name
     reps: int # judgings of each answer
     prompt_digest: str # the judge prompt's digest: a changed prompt is visible
-    counts: dict # {domain: {traces, failed_traces, unknown_queries, no_answer, answers, resumed, judged, failed, broken_lines}}
+    counts: dict # {domain: {traces, failed_traces, unknown_queries, no_answer, answers, resumed, judged, failed, broken_lines, stale, omitted_aspects}}
     judgements: dict # {domain: [judgement line, ...]}
 
     def __repr__(self): return f"Judging({self.run!r}, domains={list(self.counts)}, reps={self.reps})"
@@ -357,6 +366,9 @@ def notes(self: Judging) -> list[str]:
         if c["unknown_queries"]: notes.append(f"{d}: {c['unknown_queries']} trace(s) of queries the dataset does not have: skipped")
         if c["failed"]: notes.append(f"{d}: {c['failed']} judging(s) failed: no score; run the judge again to retry them")
         if c["broken_lines"]: notes.append(f"{d}: {c['broken_lines']} unreadable trace line(s) skipped")
+        if c.get("stale"): notes.append(f"{d}: {c['stale']} judgement(s) of answers that changed since (or of another judge prompt) replaced: judged again")
+        if c.get("omitted_aspects"):
+            notes.append(f"{d}: {c['omitted_aspects']} judgement(s) gave no score to some aspect: counted 0 (protocol.ipynb §5); check that the judge scores every aspect")
     return notes
 
 # %% ../nbs/11_judge.ipynb #29fb7f6a

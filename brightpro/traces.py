@@ -12,13 +12,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .core import DOMAINS, BrightproError, atomic_write
+from .core import DOMAINS, BrightproError, atomic_write, one_line, text_digest
 from .render import format_cell, text_table
 
 # %% auto #0
-__all__ = ['TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE', 'read_jsonl', 'run_meta', 'run_domains', 'domains_in_run',
-           'domain_traces', 'trace_answers', 'round_union', 'seen_docs', 'trace_R', 'read_traces', 'cut_torn_line',
-           'JsonlWriter', 'sort_traces', 'judgement_key', 'merge_judgements', 'rep_summary', 'table_lines']
+__all__ = ['TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE', 'read_jsonl', 'check_trace', 'check_judgement', 'read_checked',
+           'run_meta', 'run_domains', 'domains_in_run', 'run_dataset', 'dataset_label', 'dataset_differs',
+           'domain_traces', 'read_judgements', 'trace_answers', 'round_union', 'seen_docs', 'trace_R', 'read_traces',
+           'cut_torn_line', 'JsonlWriter', 'sort_traces', 'judgement_key', 'merge_judgements', 'fresh_judgements',
+           'rep_summary', 'table_lines']
 
 # %% ../nbs/09c_traces.ipynb #c356c8b2
 TRACES_FILE, JUDGEMENTS_FILE, META_FILE = "traces.jsonl", "judgements.jsonl", "meta.json"
@@ -40,6 +42,68 @@ def read_jsonl(path) -> tuple[list[dict], int]:
         except ValueError: broken += 1; continue
         if isinstance(obj, dict): rows.append(obj)
         else: broken += 1
+    return rows, broken
+
+# %% ../nbs/09c_traces.ipynb #d437ec50
+_KINDS = {"text": str, "integer": int, "number": (int, float), "list": list, "object": dict}
+
+def _field_error(obj: dict, name: str, kinds: str, required: bool = False) -> str | None:
+    "Why `obj[name]` is not one of `kinds` ('text|null', ...); None when it is, or is absent and not `required`."
+    if name not in obj: return f"field {name!r} is missing" if required else None
+    v, allowed = obj[name], kinds.split("|")
+    if v is None and "null" in allowed: return None
+    if not isinstance(v, bool) and any(isinstance(v, _KINDS[k]) for k in allowed if k != "null"): return None
+    return f"field {name!r} must be {' or '.join(allowed)}, not {one_line(json.dumps(v), 40)}"
+
+def _items_error(obj: dict, name: str, fields: dict) -> str | None:
+    "The first item of the list `obj[name]` that is not an object with `fields` ({name: kinds}), named."
+    for i, item in enumerate(obj.get(name) or [], 1):
+        why = "not a JSON object" if not isinstance(item, dict) else next((e for f, k in fields.items() if (e := _field_error(item, f, k))), None)
+        if why: return f"field {name!r} item {i}: {why}"
+    return None
+
+def _first_error(obj: dict, fields: dict, required=()) -> str | None:
+    return next((e for f, k in fields.items() if (e := _field_error(obj, f, k, f in required))), None)
+
+# %% ../nbs/09c_traces.ipynb #bb61a486
+_TRACE_FIELDS = {"qid": "text|integer", "status": "text", "domain": "text", "rounds": "list|null", "answers": "list|null",
+                 "answer": "text|null", "R": "integer|null", "tokens": "object|null", "cost": "number|null"}
+_JUDGEMENT_FIELDS = {"qid": "text|integer", "round": "integer|null", "rep": "integer|null", "status": "text",
+                     "answer_digest": "text|null", "prompt_digest": "text|null"}
+_SCORE_FIELDS = {"overall_quality": "number", "rc": "number|null", "weighted_coverage": "number|null", "aspect_scores": "object|null"}
+
+def check_trace(t, domain: str | None = None) -> str | None:
+    "What is wrong with the shape of a trace line (None: nothing); with `domain`, its `domain` field must be that folder's."
+    if not isinstance(t, dict): return "not a JSON object"
+    why = (_first_error(t, _TRACE_FIELDS, ("qid", "status"))
+           or _items_error(t, "rounds", {"round": "integer", "docids": "list|null", "searches": "list|null"})
+           or next((f"field 'rounds' item {i}: {e}" for i, r in enumerate(t.get("rounds") or [], 1) if (e := _items_error(r, "searches", {"docids": "list|null"}))), None)
+           or _items_error(t, "answers", {"round": "integer", "answer": "text|null"})
+           or next((f"field 'answers' item {i}: field 'round' is missing" for i, a in enumerate(t.get("answers") or [], 1) if "round" not in a), None)
+           or next((f"field 'tokens': {k!r} must be a number" for k, v in (t.get("tokens") or {}).items() if _field_error({k: v}, k, "number|null")), None))
+    if why is None and domain is not None and t.get("domain", domain) != domain:
+        why = f"a trace of domain {t['domain']!r} in the folder {domain}/: it belongs in {t['domain']}/{TRACES_FILE}"
+    return why
+
+def check_judgement(j) -> str | None:
+    "What is wrong with the shape of a judgement line (None: nothing); a line judged ok needs its scores."
+    if not isinstance(j, dict): return "not a JSON object"
+    why = _first_error(j, _JUDGEMENT_FIELDS, ("qid", "status"))
+    if why is None and isinstance(j.get("rep"), int) and j["rep"] < 1: why = f"field 'rep' must be at least 1, not {j['rep']}"
+    return why or (_first_error(j, _SCORE_FIELDS, ("overall_quality",)) if j["status"] == "ok" else None)
+
+# %% ../nbs/09c_traces.ipynb #9dbdb80d
+def read_checked(path, check, advice: str) -> tuple[list[dict], int]:
+    """The objects of a .jsonl file ([] if absent) and the number of lines that are not JSON (a kill's torn line);
+    a JSON line that `check` refuses (it returns why) is one BrightproError naming the file, the line and `advice`."""
+    lines, rest = _lines(path)
+    rows, broken = [], 0
+    for i, line in enumerate(lines + [rest], 1):
+        if not line.strip(): continue
+        try: obj = json.loads(line)
+        except ValueError: broken += 1; continue
+        if why := check(obj): raise BrightproError(f"{path}: line {i}: {why}; only that line is affected: {advice}")
+        rows.append(obj)
     return rows, broken
 
 # %% ../nbs/09c_traces.ipynb #a4f39c32
@@ -69,16 +133,45 @@ def domains_in_run(run_dir, domains) -> list[str]:
     have = run_domains(run_dir)
     missing = [d for d in domains if d not in have]
     if missing: raise BrightproError(f"{run_dir}: no traces of {', '.join(missing)} in this run folder (it holds {', '.join(have)})")
+    first = next((d for d in domains.values() if hasattr(d, "source")), None)
+    if first is not None and (why := dataset_differs(run_dir, first.source.provenance)):
+        raise BrightproError(f"{why}; load `domains` from the dataset the run was made on")
     return [d for d in have if d in domains]
+
+# %% ../nbs/09c_traces.ipynb #0e8417ae
+def run_dataset(run_dir) -> dict | None:
+    "The dataset the run's meta.json records (dataset, benchmark, path, revision, commit), or None when it records none."
+    d = run_meta(run_dir).get("dataset")
+    return d if isinstance(d, dict) and isinstance(d.get("dataset"), str) else None
+
+def _dataset_identity(p: dict) -> tuple:
+    if p.get("dataset") in ("sample", "hub"): return (p["dataset"], p.get("benchmark"), p.get("commit") or p.get("revision") if p["dataset"] == "hub" else None)
+    return ("folder", p.get("benchmark"), p.get("path"))
+
+def dataset_label(p: dict) -> str:
+    "How a dataset (a provenance) is named in messages: 'sample', the hub at its commit, or its folder."
+    kind, benchmark, where = _dataset_identity(p)
+    name = {"sample": "the sample", "hub": f"the hub at {str(where)[:12] if where else 'its default revision'}"}.get(kind, f"the folder {where}")
+    return name + (" (BRIGHT)" if benchmark == "bright" else "")
+
+def dataset_differs(run_dir, provenance: dict) -> str | None:
+    "Why `provenance` (a Source's) is not the dataset the run was made on; None when it is, or meta.json records none."
+    rec = run_dataset(run_dir)
+    if rec is None or _dataset_identity(rec) == _dataset_identity(provenance): return None
+    return f"{Path(run_dir)/META_FILE} records that this run was made on {dataset_label(rec)}, not {dataset_label(provenance)}"
 
 # %% ../nbs/09c_traces.ipynb #ff689f34
 def domain_traces(run_dir, domain: str) -> tuple[list[dict], int]:
-    "The traces of one domain, the last line of each query, in first-seen order; and the unreadable lines."
-    rows, broken = read_jsonl(Path(run_dir)/domain/TRACES_FILE)
+    "The traces of one domain, the last line of each query, in first-seen order; and the unreadable lines. A line of the wrong shape is refused."
+    rows, broken = read_checked(Path(run_dir)/domain/TRACES_FILE, lambda t: check_trace(t, domain),
+                                "correct or delete it (the agent runs a query without a trace again)")
     last = {}
-    for r in rows:
-        if "qid" in r: last[str(r["qid"])] = {**r, "qid": str(r["qid"])}
+    for r in rows: last[str(r["qid"])] = {**r, "qid": str(r["qid"])}
     return list(last.values()), broken
+
+def read_judgements(run_dir, domain: str) -> tuple[list[dict], int]:
+    "The judgement lines of one domain ([] when not judged) and the unreadable lines. A line of the wrong shape is refused."
+    return read_checked(Path(run_dir)/domain/JUDGEMENTS_FILE, check_judgement, "correct or delete it (the judge judges that answer again)")
 
 def trace_answers(trace: dict) -> list[tuple[int | None, str]]:
     "(round, answer) to judge: every round's answer (fixed), the final answer with round None (adaptive), none (prf)."
@@ -111,10 +204,13 @@ def trace_R(trace: dict) -> int:
 def read_traces(path) -> list[dict]:
     "The traces in a traces.jsonl, in file order; a torn last line (no newline: a kill) is left out, and the file is left as it is."
     path, out = Path(path), []
+    advice = "delete that line and run again (the other lines are kept; its query runs again)"
     for i, line in enumerate(_lines(path)[0], 1):
         if not line.strip(): continue
-        try: out.append(json.loads(line))
-        except ValueError: raise BrightproError(f"{path}: line {i} is not JSON; move the file away to run this domain again") from None
+        try: t = json.loads(line)
+        except ValueError: raise BrightproError(f"{path}: line {i} is not JSON; only that line is damaged: {advice}") from None
+        if why := check_trace(t, path.parent.name): raise BrightproError(f"{path}: line {i}: {why}; only that line is affected: {advice}")
+        out.append(t)
     return out
 
 def cut_torn_line(path) -> int:
@@ -170,6 +266,21 @@ def merge_judgements(lines: list[dict], qids: list) -> list[dict]:
     pos = {str(q): i for i, q in enumerate(qids)}
     order = lambda k: (pos.get(k[0], len(pos)), k[0], -1 if k[1] is None else k[1], k[2])
     return [best[k] for k in sorted(best, key=order)]
+
+# %% ../nbs/09c_traces.ipynb #c8a8db92
+def fresh_judgements(lines: list[dict], # judgement lines of one domain
+                     traces: list[dict], # the domain's traces as they are now
+                     prompt_digest: str | None = None, # the judge prompt in force (None: any prompt)
+                    ) -> tuple[list[dict], int]:
+    "`lines` less the stale ones (of an answer the traces now hold with another text, or judged with another prompt); and how many of those were judged ok."
+    current = {(t["qid"], rnd): text_digest(text) for t in traces if t.get("status", "ok") == "ok" for rnd, text in trace_answers(t)}
+    kept, stale = [], 0
+    for j in lines:
+        key = judgement_key(j)[:2]
+        if key in current and (j.get("answer_digest") != current[key] or (prompt_digest is not None and j.get("prompt_digest") != prompt_digest)):
+            stale += j.get("status") == "ok"
+        else: kept.append(j)
+    return kept, stale
 
 # %% ../nbs/09c_traces.ipynb #3c2d15be
 def _spread(values: list, name: str) -> dict:

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 
-from brightpro.core import BrightproError
+from brightpro.core import BrightproError, text_digest
 from brightpro.llm import LLMClient, LLMError
 from brightpro.scripted_llm import error_reply, text_reply
 from brightpro.metrics import Judgements
 from brightpro.data import load_domains
 from brightpro.judge import judge_answer, judge_run, reasoning_completeness, rep_agreement, weighted_coverage
 from brightpro.agentic import agentic_eval, aer, cited_ids, citation_stats, cumulative_alpha_ndcg, macro_mean, micro_mean, union_scores
-from brightpro.traces import round_union, run_domains
+from brightpro.traces import round_union, run_domains, trace_answers
 
 SECRET = "sk-judge-DISTINCTIVE-5d1e9a0c77"
 
@@ -74,7 +74,7 @@ ECO0 = trace("0", [["e0/e1.txt", "other/m1.txt", "other/m2.txt", "other/m3.txt",
 def write_run(folder: Path, traces: dict, meta=None) -> Path:
     for d, ts in traces.items():
         (folder/d).mkdir(parents=True, exist_ok=True)
-        (folder/d/"traces.jsonl").write_text("".join(json.dumps(t) + "\n" for t in ts))
+        (folder/d/"traces.jsonl").write_text("".join(json.dumps({**t, "domain": d}) + "\n" for t in ts))   # a trace sits in its domain's folder
     (folder/"meta.json").write_text(json.dumps(meta or {"protocol": "fixed", "rounds": 3, "policy": "llm", "domains": list(traces)}))
     return folder
 
@@ -316,7 +316,7 @@ def test_judge_run_writes_lines_and_resume_makes_no_request(server, dataset, tmp
         lines = [json.loads(l) for l in (run/"biology"/"judgements.jsonl").read_text().splitlines()]
         assert [(j["qid"], j["round"], j["rep"]) for j in lines] == [("0", 1, 1), ("0", 2, 1), ("0", 3, 1), ("1", 1, 1), ("1", 2, 1), ("1", 3, 1)]
         assert list(lines[0]) == ["qid", "round", "rep", "status", "aspect_scores", "overall_quality", "justification", "rc",
-                                  "weighted_coverage", "tries", "error"]
+                                  "weighted_coverage", "tries", "error", "answer_digest", "prompt_digest"]
         assert lines[0]["overall_quality"] == 5 and lines[0]["rc"] == 5 and lines[0]["aspect_scores"] == {"a1": 1.0, "a2": 1.0}
         before = (run/"biology"/"judgements.jsonl").read_bytes()
         again = _judge_run(run, dataset, client)
@@ -418,6 +418,9 @@ def test_bad_settings_are_refused(dataset, tmp_path):
 
 # --- agentic_eval ---------------------------------------------------------------------------------------------------
 def write_judgements(run: Path, domain: str, lines: list[dict]):
+    "Judgement lines as the judge writes them: each with the digest of the answer it judged (the run's trace holds it)."
+    answers = {(t["qid"], rnd): text for t in map(json.loads, (run/domain/"traces.jsonl").read_text().splitlines()) for rnd, text in trace_answers(t)}
+    lines = [{**j, "answer_digest": text_digest(answers[j["qid"], j["round"]])} if (j["qid"], j["round"]) in answers else j for j in lines]
     (run/domain/"judgements.jsonl").write_text("".join(json.dumps(j) + "\n" for j in lines))
 
 
