@@ -19,9 +19,8 @@ from .core import BrightproError, check_alpha, check_aspect_map, check_ks, json_
 from .data import Domain
 from .runs import Run
 from .metrics import domain_judgements, score_judgements
-from .judge import omitted_aspects
-from .traces import (JUDGEMENTS_FILE, domain_traces, domains_in_run, judgement_key, fresh_judgements, read_judgements, rep_summary, round_union,
-                              run_meta, seen_docs, table_lines, trace_R, trace_answers)
+from .traces import (domain_traces, domains_in_run, judgement_key, fresh_judgements, read_judgements, rep_summary, round_union,
+                              omitted_aspects, run_meta, seen_docs, table_lines, trace_R, trace_answers)
 
 # %% auto #0
 __all__ = ['AER_GAMMA', 'CITATION_COLUMNS', 'ANSWER_COLUMNS', 'aer', 'micro_mean', 'macro_mean', 'cited_ids', 'citation_stats',

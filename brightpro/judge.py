@@ -21,11 +21,11 @@ from .data import Domain
 from .llm import LLMClient, LLMError
 from .prompts import JUDGE_FIELDS, load_judge_prompt
 from .traces import (JUDGEMENTS_FILE, JsonlWriter, domain_traces, domains_in_run, judgement_key, merge_judgements, fresh_judgements, read_judgements,
-                              rep_summary, table_lines, trace_answers)
+                              omitted_aspects, rep_summary, table_lines, trace_answers)
 
 # %% auto #0
 __all__ = ['JUDGE_KEYS', 'query_aspects', 'judge_messages', 'judge_schema', 'parse_judgement', 'weighted_coverage',
-           'reasoning_completeness', 'judge_answer', 'rep_agreement', 'omitted_aspects', 'Judging', 'judge_run']
+           'reasoning_completeness', 'judge_answer', 'rep_agreement', 'Judging', 'judge_run']
 
 # %% ../nbs/11_judge.ipynb #a86f53ab
 def _aspect_list(aspects) -> list[tuple[str, float]]:
@@ -244,13 +244,6 @@ def _judge_all(tasks: list[dict], # the judgings to do, as `_judge_tasks` makes 
             for fut in futures: fut.cancel()
             raise
     return new
-
-# %% ../nbs/11_judge.ipynb #7a25a438
-def omitted_aspects(lines: list[dict], dom) -> int:
-    "How many judgements judged ok gave no score to some aspect of their query in `dom` (it counts 0: protocol.ipynb §5)."
-    n = dom.aspects["qid"].astype(str).value_counts().to_dict()
-    return sum(j.get("status") == "ok" and any(f"a{i}" not in (j.get("aspect_scores") or {}) for i in range(1, n.get(str(j["qid"]), 0) + 1))
-               for j in lines)
 
 # %% ../nbs/11_judge.ipynb #c2186125
 def _judge_domain(run_dir: Path, # the run folder

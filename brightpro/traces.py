@@ -20,7 +20,7 @@ __all__ = ['TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE', 'read_jsonl', 'check_t
            'run_meta', 'run_domains', 'domains_in_run', 'run_dataset', 'dataset_label', 'dataset_differs',
            'domain_traces', 'read_judgements', 'trace_answers', 'round_union', 'seen_docs', 'trace_R', 'read_traces',
            'cut_torn_line', 'JsonlWriter', 'sort_traces', 'judgement_key', 'merge_judgements', 'fresh_judgements',
-           'rep_summary', 'table_lines']
+           'rep_summary', 'table_lines', 'omitted_aspects']
 
 # %% ../nbs/09c_traces.ipynb #c356c8b2
 TRACES_FILE, JUDGEMENTS_FILE, META_FILE = "traces.jsonl", "judgements.jsonl", "meta.json"
@@ -307,3 +307,10 @@ def table_lines(rows: list[tuple[str, dict]], # (name, {key: value}) per row
     frame = pd.DataFrame([[name] + [format_cell(values.get(col[1]), *col[2:]) for col in columns] for name, values in rows],
                          columns=[first] + [col[0] for col in columns])
     return text_table(frame, align="l" + "r" * len(columns)).split("\n")
+
+# %% ../nbs/09c_traces.ipynb #7a25a438
+def omitted_aspects(lines: list[dict], dom) -> int:
+    "How many judgements judged ok gave no score to some aspect of their query in `dom` (it counts 0: protocol.ipynb §5)."
+    n = dom.aspects["qid"].astype(str).value_counts().to_dict()
+    return sum(j.get("status") == "ok" and any(f"a{i}" not in (j.get("aspect_scores") or {}) for i in range(1, n.get(str(j["qid"]), 0) + 1))
+               for j in lines)

@@ -401,7 +401,8 @@ def test_the_api_key_is_never_on_disk(server, dataset, tmp_path):
     srv = server(scripted, api_key=SECRET)
     with LLMClient(srv.base_url, "judge-model", api_key=SECRET, max_retries=0, cache=tmp_path/"cache.sqlite") as client:
         judging = _judge_run(run, dataset, client, reps=2)
-    assert srv.auth_count == srv.count == 12
+    # every request carried the key (identical answers may be served from the cache, so fewer than 12 reach the server)
+    assert srv.auth_count == srv.count and 0 < srv.count <= 12
     ev = _agentic_eval(run, dataset)
     for f in tmp_path.rglob("*"):
         if f.is_file(): assert SECRET.encode() not in f.read_bytes(), f
