@@ -6,32 +6,33 @@ Docs: https://brightpro.github.io/brightpro/agent.html.md"""
 
 # %% ../nbs/10_agent.ipynb #a0d53e0a
 from __future__ import annotations
-import json, math, random, re, threading
+import errno, json, math, os, random, re, threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 from fastcore.basics import patch
 
 from . import __version__
-from .core import DOMAINS, BrightproError, atomic_write, check_int, one_line, progress, quiet_progress, cache_dir as default_cache_dir
+from .core import (DOMAINS, BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, one_line, os_reason, progress, quiet_progress,
+                            cache_dir as default_cache_dir)
 from .data import Domain, available_domains
 from .retriever import Retriever
 from .bm25 import lucene_idf, lucene_terms, lucene_tokens
 from .retrievers import get_retriever
-from .llm import ChatReply, LLMClient, LLMError
+from .llm import ChatReply, LLMClient, LLMError, public_url
 from .prompts import fill_prompt, load_prompts, prompt_digests
 from .traces import JsonlWriter, read_traces, round_union, sort_traces
 
 # %% auto #0
-__all__ = ['QWEN3_TOKENIZER', 'PIECE_RE', 'TOKENS_PER_PIECE', 'APPROXIMATION', 'FUNCTION_WORDS', 'PROTOCOLS', 'SnippetTokenizer',
-           'load_snippet_tokenizer', 'SearchTool', 'QueryTrace', 'search_entry', 'run_tool_calls', 'round_entry',
-           'LLMPolicy', 'evidence_text', 'salient_terms', 'question_keywords', 'PRFPolicy', 'fatal_llm_error',
-           'run_query', 'public_url', 'agent_meta', 'settings_differ', 'start_meta', 'write_meta', 'agentic_subset',
-           'domain_summary', 'run_domain', 'check_agent_settings', 'select_qids', 'make_policy', 'AgentRun',
-           'run_agent']
+__all__ = ['QWEN3_TOKENIZER', 'PIECE_RE', 'TOKENS_PER_PIECE', 'APPROXIMATION', 'MAX_ANSWER_CHARS', 'CAPPED', 'FUNCTION_WORDS',
+           'PROTOCOLS', 'SnippetTokenizer', 'load_snippet_tokenizer', 'SearchTool', 'QueryTrace', 'search_entry',
+           'run_tool_calls', 'round_entry', 'LLMPolicy', 'evidence_text', 'salient_terms', 'question_keywords',
+           'PRFPolicy', 'fatal_llm_error', 'run_query', 'agent_meta', 'settings_differ', 'start_meta', 'write_meta',
+           'agentic_subset', 'domain_summary', 'run_domain', 'check_agent_settings', 'select_qids', 'make_policy',
+           'AgentRun', 'check_run_folder', 'writing', 'run_agent']
 
 # %% ../nbs/10_agent.ipynb #5104129e
 QWEN3_TOKENIZER = "Qwen/Qwen3-0.6B"
@@ -204,6 +205,16 @@ def to_dict(self: QueryTrace) -> dict:
             "latency_s": round(self.latency_s, 3), "cost": None if self.cost is None else round(self.cost, 10),
             "parsed_from_text": self.parsed_from_text, "errors": self.errors}
 
+# %% ../nbs/10_agent.ipynb #7e2b0c02
+MAX_ANSWER_CHARS = 50_000
+
+@patch
+def kept_answer(self: QueryTrace, text: str | None, where: str) -> str | None:
+    "`text` as the trace stores it: at most MAX_ANSWER_CHARS characters, a cut recorded in `errors`."
+    if text is None or len(text) <= MAX_ANSWER_CHARS: return text
+    self.errors.append(f"{where}: the reply was cut to its first {MAX_ANSWER_CHARS:,} of {len(text):,} characters")
+    return text[:MAX_ANSWER_CHARS]
+
 # %% ../nbs/10_agent.ipynb #88f414ed
 def search_entry(tool: SearchTool, query) -> tuple[dict, list[dict]]:
     "One search as the trace records it, and its hits ([] when it failed)."
@@ -274,7 +285,7 @@ def evidence_answer(self: LLMPolicy, tool: SearchTool, trace: QueryTrace, questi
     content = fill_prompt(self.prompts["answer"], question=question, evidence=evidence_text(tool, docids))
     reply = self.client.chat([{"role": "user", "content": content}])
     trace.add_reply(reply, f"answer {r}")
-    return {"round": r, "answer": reply.content, "evidence": docids}
+    return {"round": r, "answer": trace.kept_answer(reply.content, f"answer {r}"), "evidence": docids}
 
 # %% ../nbs/10_agent.ipynb #add27fb4
 @patch
@@ -291,15 +302,17 @@ def run_fixed(self: LLMPolicy, tool: SearchTool, trace: QueryTrace, question: st
     trace.R = len(trace.rounds)
 
 # %% ../nbs/10_agent.ipynb #5ffc5f17
+CAPPED = "no answer within the cap"   # the error of a query that hit the cap: counted apart from the done ones
+
 @patch
 def run_adaptive(self: LLMPolicy, tool: SearchTool, trace: QueryTrace, question: str, max_iterations: int = 100):
     "The adaptive protocol for one question, into `trace`."
     messages = self.start(question)
     for r in range(1, max_iterations + 1):
         reply, searches = self.turn(tool, trace, messages, r)
-        if searches is None: trace.answer = reply.content; break
+        if searches is None: trace.answer = trace.kept_answer(reply.content, f"round {r}"); break
         trace.rounds.append(round_entry(r, searches))
-    else: trace.errors.append(f"no answer within the cap of {max_iterations} iterations")
+    else: trace.errors.append(f"{CAPPED} of {max_iterations} iterations")
     trace.R = sum(1 for x in trace.rounds if x["docids"])
 
 # %% ../nbs/10_agent.ipynb #5e2c60c6
@@ -431,13 +444,8 @@ def run_query(policy, # an LLMPolicy or a PRFPolicy
     return trace.to_dict()
 
 # %% ../nbs/10_agent.ipynb #f9cd4d71
-def public_url(url: str | None) -> str | None:
-    "`url` without user, password, query or fragment (what may be written down)."
-    if not url: return url
-    p = urlsplit(url)
-    return urlunsplit((p.scheme, p.netloc.rsplit("@", 1)[-1], p.path, "", ""))
-
 def _model_meta(policy) -> dict | None:
+    "The model part of meta.json; its base URL without credentials (`brightpro.llm.public_url`)."
     client = getattr(policy, "client", None)
     if client is None: return None
     return {"name": client.model, "base_url": public_url(getattr(client, "base_url", None)), "sampling": getattr(client, "sampling", None)}
@@ -539,7 +547,8 @@ def _run_queries(tool: SearchTool, # the search tool over the domain
     "Run `todo`, appending each trace as it finishes: {qid: status}. The first fatal LLMError stops the rest and is raised."
     statuses, fatal = {}, None
     bar = progress(total=len(todo), desc=f"agent {tool.domain.name}", unit="query")
-    with ThreadPoolExecutor(concurrency) as pool:
+    pool = ThreadPoolExecutor(concurrency)
+    try:
         futures = {pool.submit(run_query, policy, tool, q, protocol=protocol, rounds=rounds, max_iterations=max_iterations): q for q in todo}
         for fut in as_completed(futures):
             if fut.cancelled(): continue
@@ -550,18 +559,22 @@ def _run_queries(tool: SearchTool, # the search tool over the domain
                     fatal = e
                     for f in futures: f.cancel()
             writer.write(trace); statuses[trace["qid"]] = trace["status"]; bar.update(1)
+    except BaseException:   # Ctrl-C: stop now, without waiting for the requests in flight (what is written stays)
+        pool.shutdown(wait=False, cancel_futures=True); raise
+    pool.shutdown()
     bar.close()
     if fatal is not None: raise fatal
     return statuses
 
 # %% ../nbs/10_agent.ipynb #43e629a8
 def domain_summary(domain: str, qids: list[str], traces: dict, skipped: int, statuses: dict) -> dict:
-    "What `AgentRun` reports for one domain, over the final traces of `qids`."
+    "What `AgentRun` reports for one domain, over the final traces of `qids` (done and capped: of this run's `statuses`)."
     mine = [traces[q] for q in qids if q in traces]
     ok = [t for t in mine if t["status"] == "ok"]
     costs = [t["cost"] for t in mine if t.get("cost") is not None]
-    return {"domain": domain, "queries": len(qids), "done": sum(s == "ok" for s in statuses.values()), "skipped": skipped,
-            "failed": sum(t["status"] == "failed" for t in mine),
+    capped = {q for q, s in statuses.items() if s == "ok" and any(str(e).startswith(CAPPED) for e in (traces.get(q) or {}).get("errors") or [])}
+    return {"domain": domain, "queries": len(qids), "done": sum(s == "ok" and q not in capped for q, s in statuses.items()), "skipped": skipped,
+            "failed": sum(t["status"] == "failed" for t in mine), "capped": len(capped),
             "mean_R": round(sum(t["R"] for t in ok) / len(ok), 4) if ok else None,
             "tokens": {k: sum(t["tokens"][k] for t in mine) for k in ("prompt", "completion")},
             "calls": sum(t["calls"] for t in mine), "cost": round(sum(costs), 10) if costs else None,
@@ -660,6 +673,9 @@ class AgentRun:
     meta: dict
     domains: list[dict]
 
+def _capped_text(s: dict) -> str:
+    return f", {s['capped']} capped (no answer within the cap)" if s.get("capped") else ""
+
 @patch
 def to_text(self: AgentRun) -> str:
     "A header line with the settings, then one line per domain."
@@ -672,7 +688,7 @@ def to_text(self: AgentRun) -> str:
         cost = "n/a" if s["cost"] is None else f"${s['cost']:.4f}"
         mean_r = "n/a" if s["mean_R"] is None else f"{s['mean_R']:.2f}"
         lines.append(f"{s['domain']}: {s['queries']} queries: {s['done']} done, {s['skipped']} skipped (done before), "
-                     f"{s['failed']} failed; mean R {mean_r}; tokens {s['tokens']['prompt']:,} in, {s['tokens']['completion']:,} out; "
+                     f"{s['failed']} failed{_capped_text(s)}; mean R {mean_r}; tokens {s['tokens']['prompt']:,} in, {s['tokens']['completion']:,} out; "
                      f"cost {cost} -> {s['traces']}")
     return "\n".join(lines)
 
@@ -680,6 +696,34 @@ def to_text(self: AgentRun) -> str:
 def to_json(self: AgentRun) -> str:
     "The folder, meta.json and the per-domain summaries as one JSON object."
     return json.dumps({"out": str(self.out), "meta": self.meta, "domains": self.domains}, indent=1, default=str)
+
+# %% ../nbs/10_agent.ipynb #7e2b0c05
+@patch
+def failure(self: AgentRun) -> str | None:
+    "One line when every query this run tried failed (with the first error), else None."
+    tried = sum(s["queries"] - s["skipped"] for s in self.domains)
+    if not tried or any(s["done"] or s.get("capped") for s in self.domains): return None
+    first = next((e for s in self.domains for t in read_traces(Path(self.out)/s["traces"])
+                  if t.get("status") == "failed" for e in t.get("errors") or []), "no error recorded")
+    return f"every query failed ({tried} of {tried}); the first: {first}"
+
+# %% ../nbs/10_agent.ipynb #7e2b0c08
+_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
+
+def check_run_folder(out) -> Path:
+    "`out` as a Path once a run can be written there (created if need be); else one BrightproError."
+    out = Path(out).expanduser()
+    if out.is_symlink() and not out.exists():
+        raise BrightproError(f"{out}: a symbolic link to {os.readlink(out)}, which does not exist; create that folder or choose another")
+    return check_writable_dir(out)
+
+@contextmanager
+def writing(out):
+    "Within the block, an OSError from writing (a full disk, a read-only file system) becomes one BrightproError."
+    try: yield
+    except OSError as e:
+        if e.errno not in _WRITE_ERRORS: raise
+        raise BrightproError(f"cannot write {e.filename or out}: {os_reason(e)}; what was written before is kept") from None
 
 # %% ../nbs/10_agent.ipynb #7fa1bf8c
 def run_agent(domains: dict[str, Domain], # the loaded domains to run, {name: Domain} as `load_domains` returns
@@ -710,13 +754,15 @@ def run_agent(domains: dict[str, Domain], # the loaded domains to run, {name: Do
     if not isinstance(retriever, Retriever): get_retriever(retriever)   # an unknown name fails before any work
     chosen = select_qids(domains, qids=qids, subset=subset, population=population)
     agent, tokenizer = make_policy(policy, client, prompt_dir), load_snippet_tokenizer(snippet_tokenizer)
-    meta = start_meta(out, agent_meta(domains, chosen, protocol=protocol, rounds=rounds, max_iterations=max_iterations, policy=agent,
-                                      retriever=retriever, tool_settings={"k": k, "snippet_tokens": snippet_tokens}, tokenizer=tokenizer,
-                                      prompt_dir=prompt_dir))
-    summaries = []
-    for name, domain in domains.items():
-        tool = SearchTool(retriever, domain, k=k, snippet_tokens=snippet_tokens, tokenizer=tokenizer, cache_dir=cache_dir or default_cache_dir())
-        meta["retriever"]["metadata"][name] = tool.retriever.metadata(); write_meta(out, meta)
-        summaries.append(run_domain(tool, agent, chosen[name], out, protocol=protocol, rounds=rounds, max_iterations=max_iterations,
-                                    concurrency=concurrency))
-    return AgentRun(Path(out), meta, summaries)
+    out = check_run_folder(out)
+    with writing(out), folder_lock(out, "agent run"):   # one writer per folder; a full disk is one line
+        meta = start_meta(out, agent_meta(domains, chosen, protocol=protocol, rounds=rounds, max_iterations=max_iterations, policy=agent,
+                                          retriever=retriever, tool_settings={"k": k, "snippet_tokens": snippet_tokens}, tokenizer=tokenizer,
+                                          prompt_dir=prompt_dir))
+        summaries = []
+        for name, domain in domains.items():
+            tool = SearchTool(retriever, domain, k=k, snippet_tokens=snippet_tokens, tokenizer=tokenizer, cache_dir=cache_dir or default_cache_dir())
+            meta["retriever"]["metadata"][name] = tool.retriever.metadata(); write_meta(out, meta)
+            summaries.append(run_domain(tool, agent, chosen[name], out, protocol=protocol, rounds=rounds, max_iterations=max_iterations,
+                                        concurrency=concurrency))
+    return AgentRun(out, meta, summaries)

@@ -187,14 +187,23 @@ def llm_client(args, folder) -> LLMClient | None:
                      temperature=args.temperature, max_tokens=args.max_tokens)
 
 # %% ../nbs/13_cli.ipynb #377bc0be
+def _interrupted():
+    "Ctrl-C in agent or judge: one line and exit 130 now, not after the requests in flight time out (what is written is kept)."
+    sys.stdout.flush(); print("brightpro: interrupted", file=sys.stderr, flush=True)
+    os._exit(130)
+
 def _agent(args) -> int:
-    client = llm_client(args, args.out) if args.policy == "llm" else None
-    everything = load_domains("all" if args.subset else args.domain, args.dataset)   # the data, resolved once
-    domains = {d: everything[d] for d in parse_domains(args.domain, list(everything))}   # the subset's draw runs over all
-    print(run_agent(domains, population=everything, out=args.out, retriever=args.retriever, protocol=args.protocol, rounds=args.rounds, client=client,
-                    policy=args.policy, qids=args.qids, subset=args.subset, concurrency=args.concurrency, prompt_dir=args.prompt_dir,
-                    max_iterations=args.max_iterations, snippet_tokens=args.snippet_tokens, snippet_tokenizer=args.snippet_tokenizer,
-                    cache_dir=args.cache_dir).to_text())
+    try:
+        client = llm_client(args, args.out) if args.policy == "llm" else None
+        everything = load_domains("all" if args.subset else args.domain, args.dataset)   # the data, resolved once
+        domains = {d: everything[d] for d in parse_domains(args.domain, list(everything))}   # the subset's draw runs over all
+        run = run_agent(domains, population=everything, out=args.out, retriever=args.retriever, protocol=args.protocol, rounds=args.rounds,
+                        client=client, policy=args.policy, qids=args.qids, subset=args.subset, concurrency=args.concurrency,
+                        prompt_dir=args.prompt_dir, max_iterations=args.max_iterations, snippet_tokens=args.snippet_tokens,
+                        snippet_tokenizer=args.snippet_tokenizer, cache_dir=args.cache_dir)
+    except KeyboardInterrupt: _interrupted()
+    print(run.to_text())
+    if failure := run.failure(): raise BrightproError(failure)   # nothing succeeded: `agent && judge` stops here
     return 0
 
 def add_agent_command(sub):
@@ -235,7 +244,10 @@ def _run_domains(args) -> dict:
 def _judge(args) -> int:
     client = llm_client(args, args.run_dir)
     if client is None: raise BrightproError("judge needs an LLM: give --llm-base-url and --llm-model (or set BRIGHTPRO_LLM_MODEL)")
-    print(judge_run(args.run_dir, _run_domains(args), client=client, reps=args.reps, concurrency=args.concurrency, prompt_dir=args.prompt_dir).to_text())
+    try: judging = judge_run(args.run_dir, _run_domains(args), client=client, reps=args.reps, concurrency=args.concurrency, prompt_dir=args.prompt_dir)
+    except KeyboardInterrupt: _interrupted()
+    print(judging.to_text())
+    if failure := judging.failure(): raise BrightproError(failure)
     return 0
 
 def _agentic_eval(args) -> int:

@@ -7,6 +7,7 @@ Docs: https://brightpro.github.io/brightpro/judge.html.md"""
 # %% ../nbs/11_judge.ipynb #c9de12d1
 from __future__ import annotations
 import itertools, json, re, weakref
+from contextlib import contextmanager
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -15,10 +16,11 @@ from pathlib import Path
 import pandas as pd
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, check_int, json_ready, nan_mean, progress, text_digest
+from .core import BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, json_ready, nan_mean, progress, text_digest
 from .render import format_cell
 from .data import Domain
 from .llm import LLMClient, LLMError
+from .agent import check_run_folder, writing
 from .prompts import JUDGE_FIELDS, load_judge_prompt
 from .traces import (JUDGEMENTS_FILE, JsonlWriter, domain_traces, domains_in_run, judgement_key, merge_judgements, fresh_judgements, read_judgements,
                               omitted_aspects, rep_summary, table_lines, trace_answers)
@@ -130,13 +132,15 @@ def _refuses_response_format(e: LLMError) -> bool:
     return e.status == 400 and re.search(r"response.?format|json.?schema", str(e), re.I) is not None
 
 def _ask(client, messages: list, schema: dict, sampling: dict):
-    "One chat call with the schema as `response_format`, or without it where the server refused it."
+    "One chat call with the schema as `response_format`, or without it where the server refused it; an invalid judgement is not cached."
+    n = len(schema["json_schema"]["schema"]["properties"]["aspect_scores"]["required"])
+    valid = lambda reply: parse_judgement(reply.content, n)[0] is not None   # so a rerun asks again
     if client not in _PLAIN:
-        try: return client.chat(messages, response_format=schema, **sampling)
+        try: return client.chat(messages, response_format=schema, valid=valid, **sampling)
         except LLMError as e:
             if not _refuses_response_format(e): raise
             _PLAIN.add(client)
-    return client.chat(messages, **sampling)
+    return client.chat(messages, valid=valid, **sampling)
 
 # %% ../nbs/11_judge.ipynb #8521e080
 def _rep_sampling(client, rep: int) -> dict:
@@ -233,16 +237,18 @@ def _judge_all(tasks: list[dict], # the judgings to do, as `_judge_tasks` makes 
     "Judge `tasks` in a thread pool, appending each line to `path` (flushed) as it finishes."
     new = []
     if not tasks: return new
-    with JsonlWriter(path) as f, ThreadPoolExecutor(max_workers=concurrency) as pool:
+    pool = ThreadPoolExecutor(max_workers=concurrency)
+    with JsonlWriter(path) as f:
         futures = [pool.submit(_judge_task, client, t, template, tries) for t in tasks]
         try:
             for fut in progress(as_completed(futures), total=len(futures), desc=f"judge {desc}"):
                 line = fut.result()
                 f.write(line)
                 new.append(line)
-        except BaseException:   # an endpoint that cannot be used: stop, keep what is written, resume later
-            for fut in futures: fut.cancel()
+        except BaseException:   # Ctrl-C or an endpoint that cannot be used: stop now (no wait for requests in flight), keep what is written
+            pool.shutdown(wait=False, cancel_futures=True)
             raise
+    pool.shutdown()
     return new
 
 # %% ../nbs/11_judge.ipynb #c2186125
@@ -285,6 +291,22 @@ class Judging:
 
     def __repr__(self): return f"Judging({self.run!r}, domains={list(self.counts)}, reps={self.reps})"
 
+# %% ../nbs/11_judge.ipynb #8c3d0e02
+@patch
+def failure(self: Judging) -> str | None:
+    "One line when every judging of this run failed (with the first error), else None."
+    judged, failed = (sum(c.get(k, 0) for c in self.counts.values()) for k in ("judged", "failed"))
+    if judged or not failed: return None
+    first = next((j["error"] for lines in self.judgements.values() for j in lines if j.get("status") != "ok" and j.get("error")), "no error recorded")
+    return f"every judging failed ({failed} of {failed}); the first: {first}"
+
+# %% ../nbs/11_judge.ipynb #8c3d0e05
+@contextmanager
+def _writable_run(run_dir: Path, names: list[str]):
+    "Hold `run_dir`'s lock as a judge run, once each domain folder of `names` can be written; a full disk is one BrightproError."
+    for name in names: check_run_folder(run_dir/name)
+    with writing(run_dir), folder_lock(run_dir, "judge run"): yield
+
 # %% ../nbs/11_judge.ipynb #1570dbb8
 def judge_run(run_dir, # an agent run folder: <run_dir>/<domain>/traces.jsonl
               domains: dict[str, Domain], # the loaded domains to judge, {name: Domain} (the run must hold traces of each)
@@ -303,8 +325,9 @@ def judge_run(run_dir, # an agent run folder: <run_dir>/<domain>/traces.jsonl
     client = client if client is not None else LLMClient()
     counts, lines = {}, {}
     try:
-        for name in names:
-            counts[name], lines[name] = _judge_domain(run_dir, domains[name], client, reps=reps, concurrency=concurrency, template=template, tries=tries)
+        with _writable_run(run_dir, names):
+            for name in names:
+                counts[name], lines[name] = _judge_domain(run_dir, domains[name], client, reps=reps, concurrency=concurrency, template=template, tries=tries)
     finally:
         if own: client.close()
     dataset = next(iter(domains.values())).source.dataset

@@ -6,16 +6,18 @@ Docs: https://brightpro.github.io/brightpro/llm.html.md"""
 
 # %% ../nbs/09_llm.ipynb #337bccbd
 from __future__ import annotations
-import json, os, re, sqlite3, threading, time
+import json, math, os, re, sqlite3, threading, time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from fastcore.basics import patch
 
-from .core import BrightproError, check_int, json_digest, one_line
+from .core import BrightproError, check_int, check_writable_file, json_digest, one_line
 
 # %% auto #0
-__all__ = ['LLMError', 'ToolCall', 'make_tool_call', 'parse_text_tool_calls', 'ChatReply', 'cache_key', 'LLMCache', 'LLMClient']
+__all__ = ['RETRY_AFTER_MAX', 'LLMError', 'ToolCall', 'make_tool_call', 'parse_text_tool_calls', 'ChatReply', 'cache_key',
+           'LLMCache', 'public_url', 'LLMClient']
 
 # %% ../nbs/09_llm.ipynb #179a1a03
 class LLMError(BrightproError):
@@ -202,11 +204,31 @@ def close(self: LLMCache):
     with self._lock: self._con.close()
 
 # %% ../nbs/09_llm.ipynb #478462d1
-def _check_settings(timeout, max_retries, concurrency, price_in, price_out):
-    if isinstance(timeout, bool) or not (isinstance(timeout, (int, float)) and timeout > 0): raise BrightproError(f"timeout must be a positive number of seconds, got {timeout!r}")
+def _finite(x) -> bool: return not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x)
+
+def _check_settings(timeout, max_retries, concurrency, price_in, price_out, max_tokens=None, temperature=None):
+    "One BrightproError for the first bad client setting (infinite or NaN numbers are refused: they are not JSON)."
+    if not (_finite(timeout) and timeout > 0): raise BrightproError(f"timeout must be a positive number of seconds, got {timeout!r}")
     check_int(max_retries, "max_retries", minimum=0); check_int(concurrency, "concurrency")
     for name, p in (("price_in", price_in), ("price_out", price_out)):
-        if p is not None and not (isinstance(p, (int, float)) and p >= 0): raise BrightproError(f"{name} must be dollars per million tokens (>= 0), got {p!r}")
+        if p is not None and not (_finite(p) and p >= 0): raise BrightproError(f"{name} must be dollars per million tokens (>= 0), got {p!r}")
+    if max_tokens is not None: check_int(max_tokens, "max_tokens")
+    if temperature is not None and not (_finite(temperature) and temperature >= 0):
+        raise BrightproError(f"temperature must be a number >= 0, got {temperature!r}")
+
+# %% ../nbs/09_llm.ipynb #5e1a0c02
+def public_url(url: str | None) -> str | None:
+    "`url` without user, password, query or fragment: what may be written down or printed."
+    if not url: return url
+    try: p = urlsplit(str(url))
+    except ValueError: return re.sub(r"[?#].*", "", re.sub(r"//[^/?#]*@", "//", str(url)))
+    return urlunsplit((p.scheme, p.netloc.rsplit("@", 1)[-1], p.path, "", ""))
+
+def _check_base_url(url: str):
+    "One LLMError unless `url` is an http(s) URL with a host and a valid port."
+    try: p = urlsplit(url); p.port; ok = p.scheme in ("http", "https") and bool(p.hostname)
+    except ValueError as e: raise LLMError(f"the LLM endpoint's base URL {public_url(url)} is not a valid URL ({e}); e.g. http://localhost:8000/v1") from None
+    if not ok: raise LLMError(f"the LLM endpoint's base URL {public_url(url)} must be an http:// or https:// URL with a host, e.g. http://localhost:8000/v1")
 
 # %% ../nbs/09_llm.ipynb #93d0c8d5
 class LLMClient:
@@ -228,30 +250,45 @@ class LLMClient:
                  extra_body: dict | None = None, # extra request fields for the server (e.g. vLLM's chat_template_kwargs)
                 ):
         import openai   # deferred: it takes 0.4 s to import, and only the LLM commands need it
-        self.base_url = str(base_url or os.environ.get("BRIGHTPRO_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
+        url = str(base_url or os.environ.get("BRIGHTPRO_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
+        self.base_url = public_url(url)   # as written and printed; the request goes to `url`, credentials and all
         self.model = model or os.environ.get("BRIGHTPRO_LLM_MODEL") or ""
         if not self.base_url: raise LLMError("no LLM endpoint: give a base URL (e.g. http://localhost:8000/v1) or set BRIGHTPRO_LLM_BASE_URL")
         if not self.model: raise LLMError(f"no model for the LLM endpoint {self.base_url}: give one or set BRIGHTPRO_LLM_MODEL")
-        _check_settings(timeout, max_retries, concurrency, price_in, price_out)
+        _check_base_url(url)
+        _check_settings(timeout, max_retries, concurrency, price_in, price_out, max_tokens, temperature)
         self.timeout, self.max_retries, self.concurrency = float(timeout), max_retries, concurrency
         self.price_in, self.price_out = price_in, price_out
         self.sampling = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "extra_body": extra_body}
-        self.cache = cache if cache is None or isinstance(cache, LLMCache) else LLMCache(cache)
+        # a path is opened at the first request: a setting refused before any request leaves no file behind
+        self._cache = cache if cache is None or isinstance(cache, LLMCache) else check_writable_file(cache)
+        self._cache_lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(concurrency)
-        self._tokens_param = "max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens"
+        self._tokens_param = "max_completion_tokens" if "api.openai.com" in url else "max_tokens"
         key = api_key or os.environ.get("BRIGHTPRO_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY") or "no-key"
-        self._client = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=self.timeout, max_retries=max_retries)
+        self._client = openai.OpenAI(base_url=url, api_key=key, timeout=self.timeout, max_retries=max_retries)
+        parts = urlsplit(url)   # what public_url leaves out, kept out of every message
+        self._secrets = [s for s in (parts.password, parts.query, *(v for _, v in parse_qsl(parts.query))) if s and len(s) >= 4]
 
     def close(self):
         self._client.close()
-        if self.cache is not None: self.cache.close()
+        if isinstance(self._cache, LLMCache): self._cache.close()
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
+
+# %% ../nbs/09_llm.ipynb #5e1a0c04
+@patch(as_prop=True)
+def cache(self: LLMClient) -> LLMCache | None:
+    "The response cache (None: none), its file opened at the first use."
+    with self._cache_lock:
+        if isinstance(self._cache, Path): self._cache = LLMCache(self._cache)
+    return self._cache
 
 # %% ../nbs/09_llm.ipynb #2806d193
 @patch
 def __repr__(self: LLMClient) -> str:
-    cache = f", cache={self.cache.path.name!r}" if self.cache is not None else ""
+    path = getattr(self._cache, "path", self._cache)
+    cache = f", cache={path.name!r}" if path is not None else ""
     return (f"LLMClient(base_url={self.base_url!r}, model={self.model!r}, timeout={self.timeout:g}, "
             f"max_retries={self.max_retries}, concurrency={self.concurrency}{cache})")
 
@@ -271,9 +308,11 @@ def _detail(e) -> str:
 
 @patch
 def _one_line(self: LLMClient, msg: str, status: int | None = None) -> LLMError:
-    "An LLMError with `msg` on one line, any trace of the key replaced, at most 500 characters."
+    "An LLMError with `msg` on one line, URLs without credentials, any trace of the key replaced, at most 500 characters."
     msg, key = one_line(msg, limit=10**9), self._client.api_key
-    if isinstance(key, str) and len(key) >= 4: msg = msg.replace(key, "***")
+    msg = re.sub(r"\bhttps?://[^\s'\"<>]+", lambda m: public_url(m.group()), msg)
+    for secret in sorted([key, *self._secrets], key=lambda s: -len(s) if isinstance(s, str) else 0):
+        if isinstance(secret, str) and len(secret) >= 4: msg = msg.replace(secret, "***")
     return LLMError(one_line(msg), status)
 
 # %% ../nbs/09_llm.ipynb #ea816253
@@ -299,6 +338,19 @@ def _not_found(self: LLMClient, e) -> str:
     return (f"the endpoint {self.base_url} answered 404 Not Found for model {self.model}: {_detail(e)}; "
             "check the base URL (it usually ends in /v1)")
 
+# %% ../nbs/09_llm.ipynb #5e1a0c07
+RETRY_AFTER_MAX = 120   # seconds: the longest Retry-After the openai library waits (its MAX_RETRY_AFTER_DELAY)
+
+def _retry_after(e) -> float | None:
+    "The seconds an error response's Retry-After header asks to wait (a number or an HTTP date), or None."
+    value = (getattr(getattr(e, "response", None), "headers", None) or {}).get("retry-after")
+    if value is None: return None
+    try: return float(value)
+    except ValueError: pass
+    from email.utils import parsedate_to_datetime
+    try: return parsedate_to_datetime(value).timestamp() - time.time()
+    except (TypeError, ValueError): return None
+
 # %% ../nbs/09_llm.ipynb #2126dc18
 @patch
 def _error(self: LLMClient, e) -> LLMError:
@@ -313,6 +365,9 @@ def _error(self: LLMClient, e) -> LLMError:
     elif isinstance(e, (openai.AuthenticationError, openai.PermissionDeniedError)):
         msg = f"the endpoint {url} rejected the API key (HTTP {e.status_code}, model {model}; set BRIGHTPRO_LLM_API_KEY or OPENAI_API_KEY)"
     elif isinstance(e, openai.NotFoundError): msg = self._not_found(e)
+    elif isinstance(e, openai.APIStatusError) and (wait := _retry_after(e)) is not None and wait > RETRY_AFTER_MAX:
+        msg = (f"the endpoint {url} answered HTTP {e.status_code} for model {model} and asked to wait {wait:g} s (Retry-After), more than "
+               f"the {RETRY_AFTER_MAX} s the client waits: try again later")
     elif isinstance(e, openai.APIStatusError) and (e.status_code == 429 or e.status_code >= 500):
         msg = f"the endpoint {url} kept answering HTTP {e.status_code} for model {model} ({tries}): {_detail(e)}"
     elif isinstance(e, openai.APIStatusError):
@@ -333,8 +388,42 @@ def _decode(text: str) -> tuple[dict | None, str | None]:
     except ValueError: return None, "a body that is not valid JSON"
     err = data.get("error") if isinstance(data, dict) else None
     if err and not data.get("choices"): return None, f"an error instead of a reply: {err.get('message', err) if isinstance(err, dict) else err}"
-    if not (isinstance(data, dict) and data.get("choices") and isinstance(data["choices"][0], dict)): return None, "a reply without choices"
+    if not (isinstance(data, dict) and isinstance(data.get("choices"), list) and data["choices"]): return None, "a reply without choices"
     return data, None
+
+# %% ../nbs/09_llm.ipynb #5e1a0c0a
+def _kind(v) -> str: return _JSON_NAMES.get(type(v), type(v).__name__)
+
+def _call_problem(i: int, c) -> str | None:
+    where = f"message.tool_calls[{i}]"
+    if not isinstance(c, dict): return f"{where} is {_kind(c)}, not an object"
+    f = c.get("function")
+    if not isinstance(f, dict): return f"{where}.function is {_kind(f)}, not an object"
+    if not isinstance(f.get("name"), str): return f"{where}.function.name is {_kind(f.get('name'))}, not a string"
+    if not isinstance(f.get("arguments"), (str, dict, type(None))): return f"{where}.function.arguments is {_kind(f['arguments'])}, not a string"
+    if not isinstance(c.get("id"), (str, type(None))): return f"{where}.id is {_kind(c['id'])}, not a string"
+    return None
+
+def _shape_problem(data: dict) -> str | None:
+    "What is wrong with the shape of a decoded completion (the first field the client cannot read), or None."
+    choice = data["choices"][0]
+    if not isinstance(choice, dict): return f"a malformed reply (choices[0] is {_kind(choice)}, not an object)"
+    msg, usage = choice.get("message"), data.get("usage")
+    checks = [(isinstance(msg, (dict, type(None))), "message", msg, "an object"),
+              (isinstance(choice.get("finish_reason"), (str, type(None))), "finish_reason", choice.get("finish_reason"), "a string"),
+              (isinstance(usage, (dict, type(None))), "usage", usage, "an object")]
+    msg, usage = msg if isinstance(msg, dict) else {}, usage if isinstance(usage, dict) else {}
+    content, calls = msg.get("content"), msg.get("tool_calls")
+    checks += [(isinstance(content, (str, type(None))) or (isinstance(content, list) and all(isinstance(p, dict) and isinstance(p.get('text', ''), str) for p in content)),
+                "message.content", content, "a string"),
+               (isinstance(calls, (list, type(None))), "message.tool_calls", calls, "an array")]
+    checks += [(v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0), f"usage.{k}", v, "a count")
+               for k in ("prompt_tokens", "completion_tokens") for v in [usage.get(k)]]
+    for ok, where, value, want in checks:
+        if not ok: return f"a malformed reply ({where} is {_kind(value) if want != 'a count' or not isinstance(value, int) else repr(value)}, not {want})"
+    for i, c in enumerate(calls or []):
+        if problem := _call_problem(i, c): return f"a malformed reply ({problem})"
+    return None
 
 # %% ../nbs/09_llm.ipynb #12994f43
 @patch
@@ -348,8 +437,8 @@ def _post(self: LLMClient, request: dict) -> dict:
         try: raw = self._client.chat.completions.with_raw_response.create(**kwargs)
         except openai.OpenAIError as e: raise self._error(e) from None
         data, problem = _decode(raw.text)
-        if problem is None: return data
-    raise self._one_line(f"the endpoint {self.base_url} sent {problem} for model {self.model} ({self.max_retries + 1} tries)")
+        if problem is None and (problem := _shape_problem(data)) is None: return data
+    raise self._one_line(f"the endpoint {self.base_url} sent {problem} for model {self.model} ({self.max_retries + 1} {'try' if self.max_retries == 0 else 'tries'})")
 
 # %% ../nbs/09_llm.ipynb #16c06c5f
 def _schemas(tools: list | None) -> dict | None:
@@ -384,19 +473,24 @@ def _reply(self: LLMClient, data: dict, messages: list, tools: list | None) -> C
 
 # %% ../nbs/09_llm.ipynb #6115336e
 @patch
-def chat(self: LLMClient, messages: list[dict], tools: list[dict] | None = None, response_format: dict | None = None, **sampling) -> ChatReply:
-    "One chat completion of `messages` (offering `tools`), from the cache when this exact request was answered before."
+def chat(self: LLMClient,
+         messages: list[dict], # the conversation
+         tools: list[dict] | None = None, # the function tools offered
+         response_format: dict | None = None, # e.g. a json_schema the reply must follow
+         valid=None, # a test of the reply (ChatReply -> bool): one it fails is neither cached nor taken from the cache
+         **sampling) -> ChatReply:
+    "One chat completion of `messages` (offering `tools`), from the cache when this exact request was answered well before."
     request = self._request(messages, tools, response_format, sampling)
     key = cache_key(request) if self.cache is not None else None
     if key is not None and (hit := self.cache.get(key)) is not None:
         reply = ChatReply.from_dict(hit, cached=True, latency_s=0.0)
         reply.cost = self.cost(reply.prompt_tokens, reply.completion_tokens)
-        return reply
+        if reply.error is None and (valid is None or valid(reply)): return reply   # a bad one stored by an older version: ask again
     with self._slots:
         start = time.perf_counter()
         data = self._post(request)
         latency = time.perf_counter() - start
     reply = self._reply(data, messages, tools)
     reply.latency_s, reply.cost = latency, self.cost(reply.prompt_tokens, reply.completion_tokens)
-    if key is not None: self.cache.put(key, reply.to_dict())
+    if key is not None and reply.error is None and (valid is None or valid(reply)): self.cache.put(key, reply.to_dict())
     return reply

@@ -216,12 +216,13 @@ def test_cache_second_call_makes_no_request(server, tmp_path):
     assert len(LLMCache(tmp_path/"llm.sqlite")) == 3
 
 
-def test_cache_replays_error_replies(server, tmp_path):
-    srv = server([empty_reply()])
+def test_cache_keeps_no_error_replies(server, tmp_path):
+    srv = server([empty_reply(), text_reply("the sky scatters blue light")])
     client = client_for(srv, cache=tmp_path/"c.sqlite")
     assert client.chat(QUESTION).error == "empty reply"
-    again = client.chat(QUESTION)
-    assert again.error == "empty reply" and again.cached and srv.count == 1
+    again = client.chat(QUESTION)   # asked again: an empty reply is not a result to replay
+    assert again.error is None and not again.cached and srv.count == 2
+    assert client.chat(QUESTION).cached and srv.count == 2
 
 
 def test_cache_is_thread_safe(tmp_path):
@@ -276,7 +277,8 @@ def test_concurrency_is_real(server):
 
 def test_bad_settings_are_refused():
     for kwargs, msg in [({"concurrency": 0}, "concurrency"), ({"timeout": 0}, "timeout"), ({"max_retries": -1}, "max_retries"),
-                        ({"price_in": -1.0}, "price_in")]:
+                        ({"price_in": -1.0}, "price_in"), ({"price_out": float("inf")}, "price_out"),
+                        ({"timeout": float("inf")}, "timeout"), ({"max_tokens": 0}, "max_tokens")]:
         with pytest.raises(BrightproError, match=msg): LLMClient("http://127.0.0.1:9/v1", "m", **kwargs)
 
 
