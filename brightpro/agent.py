@@ -6,17 +6,16 @@ Docs: https://brightpro.github.io/brightpro/agent.html.md"""
 
 # %% ../nbs/10_agent.ipynb #a0d53e0a
 from __future__ import annotations
-import errno, json, math, os, random, re, threading
+import json, math, random, re, threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastcore.basics import patch
 
 from . import __version__
-from .core import (DOMAINS, BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, one_line, os_reason, progress, quiet_progress,
+from .core import (DOMAINS, BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, one_line, progress, quiet_progress, writing,
                             cache_dir as default_cache_dir)
 from .data import Domain, available_domains
 from .retriever import Retriever
@@ -32,7 +31,7 @@ __all__ = ['QWEN3_TOKENIZER', 'PIECE_RE', 'TOKENS_PER_PIECE', 'APPROXIMATION', '
            'run_tool_calls', 'round_entry', 'LLMPolicy', 'evidence_text', 'salient_terms', 'question_keywords',
            'PRFPolicy', 'fatal_llm_error', 'run_query', 'agent_meta', 'settings_differ', 'start_meta', 'write_meta',
            'agentic_subset', 'domain_summary', 'run_domain', 'check_agent_settings', 'select_qids', 'make_policy',
-           'AgentRun', 'check_run_folder', 'writing', 'run_agent']
+           'AgentRun', 'run_agent']
 
 # %% ../nbs/10_agent.ipynb #5104129e
 QWEN3_TOKENIZER = "Qwen/Qwen3-0.6B"
@@ -707,24 +706,6 @@ def failure(self: AgentRun) -> str | None:
                   if t.get("status") == "failed" for e in t.get("errors") or []), "no error recorded")
     return f"every query failed ({tried} of {tried}); the first: {first}"
 
-# %% ../nbs/10_agent.ipynb #7e2b0c08
-_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
-
-def check_run_folder(out) -> Path:
-    "`out` as a Path once a run can be written there (created if need be); else one BrightproError."
-    out = Path(out).expanduser()
-    if out.is_symlink() and not out.exists():
-        raise BrightproError(f"{out}: a symbolic link to {os.readlink(out)}, which does not exist; create that folder or choose another")
-    return check_writable_dir(out)
-
-@contextmanager
-def writing(out):
-    "Within the block, an OSError from writing (a full disk, a read-only file system) becomes one BrightproError."
-    try: yield
-    except OSError as e:
-        if e.errno not in _WRITE_ERRORS: raise
-        raise BrightproError(f"cannot write {e.filename or out}: {os_reason(e)}; what was written before is kept") from None
-
 # %% ../nbs/10_agent.ipynb #7fa1bf8c
 def run_agent(domains: dict[str, Domain], # the loaded domains to run, {name: Domain} as `load_domains` returns
               *,
@@ -754,7 +735,7 @@ def run_agent(domains: dict[str, Domain], # the loaded domains to run, {name: Do
     if not isinstance(retriever, Retriever): get_retriever(retriever)   # an unknown name fails before any work
     chosen = select_qids(domains, qids=qids, subset=subset, population=population)
     agent, tokenizer = make_policy(policy, client, prompt_dir), load_snippet_tokenizer(snippet_tokenizer)
-    out = check_run_folder(out)
+    out = check_writable_dir(out)
     with writing(out), folder_lock(out, "agent run"):   # one writer per folder; a full disk is one line
         meta = start_meta(out, agent_meta(domains, chosen, protocol=protocol, rounds=rounds, max_iterations=max_iterations, policy=agent,
                                           retriever=retriever, tool_settings={"k": k, "snippet_tokens": snippet_tokens}, tokenizer=tokenizer,

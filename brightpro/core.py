@@ -17,7 +17,8 @@ from tqdm import tqdm   # tqdm.auto would want ipywidgets in a notebook
 __all__ = ['DOMAINS', 'ASPECT_MAPS', 'LOCK_FILE', 'parse_domains', 'BrightproError', 'quiet_progress', 'progress', 'cache_dir',
            'check_ks', 'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
            'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest',
-           'json_ready', 'file_digest', 'json_digest', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock']
+           'json_ready', 'file_digest', 'json_digest', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock',
+           'writing']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -119,6 +120,8 @@ def _check_can_write(path: Path, start: Path, what: str):
 def check_writable_dir(path) -> Path:
     "`path` as a `Path`, once a folder can be created there (or is there) and written to; else one clear BrightproError."
     path = Path(path).expanduser()
+    if path.is_symlink() and not path.exists():
+        raise BrightproError(f"{path}: a symbolic link to {os.readlink(path)}, which does not exist; create that folder or choose another")
     if path.exists() and not path.is_dir(): raise BrightproError(f"{path}: exists and is not a folder")
     _check_can_write(path, path, "folder")
     return path
@@ -225,3 +228,14 @@ def folder_lock(folder, what: str):
         yield folder
     finally:
         fcntl.flock(f, fcntl.LOCK_UN); f.close()
+
+# %% ../nbs/00_core.ipynb #95aed8c4
+_WRITE_ERRORS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
+
+@contextmanager
+def writing(out):
+    "Within the block, an OSError from writing (a full disk, a read-only file system) becomes one BrightproError naming the file."
+    try: yield
+    except OSError as e:
+        if e.errno not in _WRITE_ERRORS: raise
+        raise BrightproError(f"cannot write {e.filename or out}: {os_reason(e)}; what was written before is kept") from None

@@ -16,11 +16,10 @@ from pathlib import Path
 import pandas as pd
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, json_ready, nan_mean, progress, text_digest
+from .core import BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, json_ready, nan_mean, progress, text_digest, writing
 from .render import format_cell
 from .data import Domain
 from .llm import LLMClient, LLMError
-from .agent import check_run_folder, writing
 from .prompts import JUDGE_FIELDS, load_judge_prompt
 from .traces import (JUDGEMENTS_FILE, JsonlWriter, domain_traces, domains_in_run, judgement_key, merge_judgements, fresh_judgements, read_judgements,
                               omitted_aspects, rep_summary, table_lines, trace_answers)
@@ -304,7 +303,7 @@ def failure(self: Judging) -> str | None:
 @contextmanager
 def _writable_run(run_dir: Path, names: list[str]):
     "Hold `run_dir`'s lock as a judge run, once each domain folder of `names` can be written; a full disk is one BrightproError."
-    for name in names: check_run_folder(run_dir/name)
+    for name in names: check_writable_dir(run_dir/name)
     with writing(run_dir), folder_lock(run_dir, "judge run"): yield
 
 # %% ../nbs/11_judge.ipynb #1570dbb8

@@ -2,12 +2,10 @@
 `cli` fixture), a real OpenAI-compatible server on 127.0.0.1 that answers from a script (`server`), real signals, a real
 tmpfs. A result is either right or refused with one line, and nothing written is lost."""
 import json, os, signal, subprocess, sys, time
-from pathlib import Path
 
 import pytest
 
-from brightpro.core import LOCK_FILE
-from brightpro.llm import LLMCache, LLMClient, LLMError
+from brightpro.llm import LLMClient, LLMError
 from brightpro.scripted_llm import Reply, error_reply, slow_reply, text_reply, tool_reply
 from conftest import ROOT
 
@@ -188,7 +186,7 @@ def test_rerunning_the_judge_retries_invalid_judgements(server, cli, agent_run):
     srv = server(lambda req: text_reply("I think it is fine."))
     j = cli("judge", agent_run, *llm(srv.base_url))
     assert srv.count == 6 and "run the judge again to retry them" in j.stdout, j.stdout   # 2 answers x 3 tries
-    again = cli("judge", agent_run, *llm(srv.base_url))
+    cli("judge", agent_run, *llm(srv.base_url))
     assert srv.count == 12, "the rerun asks again: nothing invalid was cached"
     good = server(scripted)
     fixed = cli("judge", agent_run, "--llm-base-url", good.base_url, "--llm-model", "m")
