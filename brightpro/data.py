@@ -202,6 +202,10 @@ def resolve_source(dataset="sample", benchmark="brightpro", revision=None, confi
     if dataset == "hub": return hub_source(benchmark, revision, configs, parse_domains(domains))
     root = Path(dataset).expanduser()
     if not root.exists(): raise DataError(f"{dataset}: no such dataset ('sample', 'hub' or a folder)")
+    if not root.is_dir():
+        above = next((p for p in root.parents if (p/"examples").is_dir()), None)
+        raise DataError(f"{dataset}: a file, not a dataset folder; pass the folder that holds examples/"
+                        f"{f' (here {above})' if above else ''}, 'sample' or 'hub'")
     if not (root/"examples").is_dir():
         raise DataError(f"{dataset}: not a Bright-Pro/BRIGHT copy: expected a folder examples/ with one file per domain "
                         f"(hub snapshot {{config}}/{{domain}}.parquet or JSON mirror {{config}}/{{domain}}.json)")
@@ -449,6 +453,8 @@ def _check_aspect_rows(domain, aspects: pa.Table, gold: dict, problems) -> tuple
     _check_types(asp, [str(r.get("id")) for r in asp], "aspects", domain, problems)
     supporting: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     doc_queries: dict[str, set] = defaultdict(set)
+    # a JSON column of 2, 1.5, 3 reads as floats: when one is fractional, the whole ones were integers in the file
+    fractional = any(isinstance(r.get("weight"), float) and not r["weight"].is_integer() for r in asp)
     for r in asp:
         aid, w = str(r.get("id")), r.get("weight")
         parsed = split_aspect_id(aid, domain)
@@ -456,7 +462,7 @@ def _check_aspect_rows(domain, aspects: pa.Table, gold: dict, problems) -> tuple
             problems.append(Problem("error", "aspect_id_format", domain, aid, "aspects.id",
                                     f"expected {domain}-<qid>-a<k> or {domain}-<qid>-aspect-<k>"))
             continue
-        if w is not None and (isinstance(w, bool) or not isinstance(w, (int, np.integer))):
+        if w is not None and (isinstance(w, bool) or not isinstance(w, (int, np.integer))) and not (fractional and float(w).is_integer()):
             problems.append(Problem("error", "bad_type", domain, aid, "aspects.weight", f"weight is {_kind(w)}, expected an integer 1, 2 or 3"))
         elif w is not None and w not in (1, 2, 3):
             problems.append(Problem("error", "bad_weight", domain, aid, "aspects.weight", f"weight {w!r} is not 1, 2 or 3"))

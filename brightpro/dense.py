@@ -75,6 +75,11 @@ def load_sentence_transformer(model: str, device=None, max_length=None, trust_re
     "A SentenceTransformer, loaded once per process; a clear error, at once, when it is neither local nor fetchable."
     key = (model, device, max_length, trust_remote_code)
     if key not in _models:
+        local = Path(model).expanduser()
+        if local.is_file() or (local.is_dir() and not any((local/f).exists() for f in ("modules.json", "config.json"))):
+            why = "is a file, not a model folder" if local.is_file() else "holds no model (no modules.json or config.json)"
+            raise BrightproError(f"cannot load dense model {model!r}: it {why}; pass the folder a model was downloaded to "
+                                 f"(hf download NAME --local-dir DIR), or use the packaged --retriever dense")
         cached = not Path(model).exists() and _in_hub_cache(model)
         why = None if Path(model).exists() or cached else _hub_problem(model)
         if why: raise BrightproError(f"cannot load dense model {model!r}: {why}; download it where the hub is reachable "

@@ -131,3 +131,31 @@ def test_the_agent_keeps_every_domain_folder_inside_out(tmp_path):
     with pytest.raises(BrightproError, match=r"domain .\.\.. does not name a folder inside"):
         run_agent({"..": d}, out=tmp_path/"out", policy="prf", qids="0", snippet_tokenizer="approx")
     assert not (tmp_path/"traces.jsonl").exists() and not (tmp_path/"out").exists()
+
+
+# ---------------------------------------------------------------- low: fractional weights, a file given as a folder
+def test_a_fractional_weight_in_a_json_mirror_names_only_its_row(tmp_path, cli):
+    "Before: JSON's 2, 1.5, 3 become one float column, and every row was reported as 'a number 2.0'."
+    ex, asp, docs = _rows()
+    asp[1]["weight"] = 1.5
+    r = cli("data", "validate", "--dataset", _write(tmp_path, ex, asp, docs))
+    errors = [l for l in r.stdout.splitlines() if l.startswith("error:")]
+    assert r.returncode == 2 and errors == ["error: biology biology-1-a2 [aspects.weight] bad_type: weight is a number 1.5, "
+                                            "expected an integer 1, 2 or 3"], r.stdout
+
+
+def test_a_file_given_as_the_dataset_says_so(tmp_path, cli):
+    root = _write(tmp_path, *_rows())
+    r = cli("data", "stats", "--dataset", root/"examples"/"biology.json")
+    assert r.returncode == 2 and _lines(r) == [f"brightpro: error: {root}/examples/biology.json: a file, not a dataset folder; "
+                                               f"pass the folder that holds examples/ (here {root}), 'sample' or 'hub'"], r.stderr
+
+
+@pytest.mark.parametrize("make, why", [(lambda p: p.write_text("{}"), "is a file, not a model folder"),
+                                       (lambda p: p.mkdir(), "holds no model (no modules.json or config.json)")])
+def test_a_dense_model_path_that_is_no_model_says_what_is_wrong(tmp_path, cli, make, why):
+    "Before: 'NotADirectoryError: ... `model_name_or_path` must be ...' and 'Unrecognized model ... model_type key'."
+    make(tmp_path/"model")
+    r = cli("retrieve", "--retriever", f"dense:{tmp_path/'model'}", "--domain", "biology", "--out", tmp_path/"runs", "--cache-dir", tmp_path/"c")
+    assert r.returncode == 2 and len(_lines(r)) == 1 and why in r.stderr, r.stderr
+    assert f"cannot load dense model '{tmp_path/'model'}': " in r.stderr
