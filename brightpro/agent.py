@@ -579,6 +579,13 @@ def domain_summary(domain: str, qids: list[str], traces: dict, skipped: int, sta
             "calls": sum(t["calls"] for t in mine), "cost": round(sum(costs), 10) if costs else None,
             "traces": f"{domain}/traces.jsonl"}
 
+def _domain_folder(out, name: str) -> Path:
+    "`<out>/<name>`; refused when `name` is not one plain folder name (`..`, `.`, a path separator), which would leave `out`."
+    if Path(name).parts != (name,) or name == "..":
+        raise BrightproError(f"domain {name!r} does not name a folder inside {out} (its traces would go to {(Path(out)/name).resolve()}); "
+                             "a domain name is letters, digits, _ and -")
+    return Path(out)/name
+
 def run_domain(tool: SearchTool, # the search tool over the domain to run
                policy, # an LLMPolicy or a PRFPolicy
                qids: list[str], # the queries to run (those done before are skipped)
@@ -590,7 +597,7 @@ def run_domain(tool: SearchTool, # the search tool over the domain to run
                concurrency: int = 8, # queries at once
               ) -> dict:
     "Run (or resume) `qids` of the tool's domain into `<out>/<domain>/traces.jsonl`; the domain's summary."
-    path = Path(out)/tool.domain.name/"traces.jsonl"
+    path = _domain_folder(out, tool.domain.name)/"traces.jsonl"
     done = {t["qid"] for t in read_traces(path) if t.get("status") == "ok"}
     todo = [q for q in qids if q not in done]
     with JsonlWriter(path) as writer: statuses = _run_queries(tool, policy, todo, writer, protocol=protocol, rounds=rounds,
@@ -732,6 +739,7 @@ def run_agent(domains: dict[str, Domain], # the loaded domains to run, {name: Do
     check_int(k, "k")
     if not isinstance(domains, dict) or not domains or not all(isinstance(d, Domain) for d in domains.values()):
         raise BrightproError(f"domains must be the loaded domains {{name: Domain}} (load_domains gives them), got {type(domains).__name__}")
+    for name in domains: _domain_folder(out, name)   # every domain's folder inside out, before any work
     if not isinstance(retriever, Retriever): get_retriever(retriever)   # an unknown name fails before any work
     chosen = select_qids(domains, qids=qids, subset=subset, population=population)
     agent, tokenizer = make_policy(policy, client, prompt_dir), load_snippet_tokenizer(snippet_tokenizer)

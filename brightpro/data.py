@@ -50,6 +50,29 @@ def _rows_table(path, rows: list[dict]) -> pa.Table:
             raise DataError(f"{path}: field {field} mixes value types ({', '.join(f'{k} in row {i}' for k, i in first.items())})")
     raise DataError(f"{path}: cannot be read ({type(error).__name__}: {error})")
 
+# %% ../nbs/01_data.ipynb #0aa662ec
+def _first_bad_row(column: pa.ChunkedArray) -> int | None:
+    "The first row (0-based) that Arrow's full validation refuses (invalid UTF-8 in a text), found by halving a failing chunk."
+    offset = 0
+    for chunk in column.chunks:
+        try: chunk.validate(full=True)
+        except pa.ArrowInvalid:
+            lo, hi = 0, len(chunk)   # the first bad row is in [lo, hi)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                try: chunk.slice(lo, mid - lo).validate(full=True); lo = mid
+                except pa.ArrowInvalid: hi = mid
+            return offset + lo
+        offset += len(chunk)
+    return None
+
+def _check_utf8(path, table: pa.Table) -> pa.Table:
+    "`table` when all its text is valid UTF-8; else one DataError naming the file, the column and the row."
+    for name, column in zip(table.column_names, table.columns):
+        if (row := _first_bad_row(column)) is not None:
+            raise DataError(f"{path}: column {name}, row {row + 1} is not valid UTF-8; re-encode the file as UTF-8 (or fix that row)")
+    return table
+
 # %% ../nbs/01_data.ipynb #d3164227
 def read_rows(path, columns=None) -> pa.Table:
     "An Arrow table from a .parquet, .json (a list of row objects), .jsonl or .jsonl.gz file; of `columns`, those it has."
@@ -58,7 +81,7 @@ def read_rows(path, columns=None) -> pa.Table:
     try:
         if name.endswith(".parquet"):
             have = pq.read_schema(path).names
-            return pq.read_table(path, columns=[c for c in columns if c in have] if columns else None)
+            return _check_utf8(path, pq.read_table(path, columns=[c for c in columns if c in have] if columns else None))
         opener = gzip.open if name.endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8") as f:
             if ".jsonl" in name: rows = [json.loads(line) for line in f if line.strip()]
@@ -116,10 +139,19 @@ def num_rows(self: Source, config: str, domain: str) -> int:
     return sum(read_rows(f).num_rows for f in files)
 
 # %% ../nbs/01_data.ipynb #30374bc2
+_DOMAIN_NAME = re.compile(r"\w[\w-]*")   # letters, digits, _ and -: no dot, no path separator, no leading -
+
 @patch
 def domains(self: Source) -> list[str]:
-    "Domains present in this source (those with an examples file), in table order."
-    found = {re.sub(r"(-\d+-of-\d+)?(\.\w+)+$", "", p.name) for p in (self.root/"examples").glob("*")}
+    "Domains present in this source (those with an examples file), in table order; a file name giving an unsafe domain name is refused."
+    found = set()
+    for p in (self.root/"examples").glob("*"):
+        if not p.name.endswith(_SUFFIXES): continue   # not a data file (.DS_Store, README.md)
+        name = re.sub(r"(-\d+-of-\d+)?(\.\w+)+$", "", p.name)
+        if not _DOMAIN_NAME.fullmatch(name):
+            raise DataError(f"{p}: this file name gives the domain {name!r}, which is not a safe name (letters, digits, _ and -, "
+                            "not starting with a dot or -); rename the file {domain}.parquet (or .json, .jsonl)")
+        found.add(name)
     known = [d for d in DOMAINS if d in found]
     return known + sorted(found - set(DOMAINS))
 
@@ -170,6 +202,10 @@ def resolve_source(dataset="sample", benchmark="brightpro", revision=None, confi
     if dataset == "hub": return hub_source(benchmark, revision, configs, parse_domains(domains))
     root = Path(dataset).expanduser()
     if not root.exists(): raise DataError(f"{dataset}: no such dataset ('sample', 'hub' or a folder)")
+    if not root.is_dir():
+        above = next((p for p in root.parents if (p/"examples").is_dir()), None)
+        raise DataError(f"{dataset}: a file, not a dataset folder; pass the folder that holds examples/"
+                        f"{f' (here {above})' if above else ''}, 'sample' or 'hub'")
     if not (root/"examples").is_dir():
         raise DataError(f"{dataset}: not a Bright-Pro/BRIGHT copy: expected a folder examples/ with one file per domain "
                         f"(hub snapshot {{config}}/{{domain}}.parquet or JSON mirror {{config}}/{{domain}}.json)")
@@ -202,15 +238,30 @@ def _bad_doc_columns(table: pa.Table) -> dict[str, str]:
     return {f: str(table.schema.field(f).type) for f, ok in _DOC_TYPES.items()
             if f in table.column_names and not ok(table.schema.field(f).type)}
 
+# %% ../nbs/01_data.ipynb #d64e4ec0
+_WHITE = r"[\s\x0b\x1c-\x1f\x85\p{Z}]"   # exactly the characters str.split splits on
+
+def _bad_ids(ids) -> list[int]:
+    "Rows (0-based) of the `ids` a TREC run cannot hold: empty, or holding white space (nulls are the missing-field check's)."
+    text = pa.array(ids, pa.string()) if isinstance(ids, list) else ids.cast(pa.string())
+    bad = pa.compute.or_(pa.compute.equal(text, ""), pa.compute.match_substring_regex(text, _WHITE))
+    return np.flatnonzero(bad.fill_null(False).to_numpy(zero_copy_only=False)).tolist()
+
+def _id_fault(rid: str) -> str: return "is empty" if rid == "" else "holds white space"
+
 # %% ../nbs/01_data.ipynb #7b0e5a07
 def _documents_from_files(source, config, domain) -> pa.Table:
-    "The (id, content) table read from the source files; a missing field, a wrong type or a duplicate id refused."
+    "The (id, content) table read from the source files; a missing field, a wrong type, an id with white space or a duplicate refused."
     table = source.table(config, domain, columns=["id", "content"])
     table = _require_fields(source, config, domain, table, ("id", "content")).select(["id", "content"])
     if bad := _bad_doc_columns(table):
         raise DataError(f"{_where(source, config, domain)}: {config} of {domain}: "
                         + "; ".join(f"field {f} is {t}, expected text" for f, t in bad.items()))
     table = table.cast(_DOC_SCHEMA)
+    if rows := _bad_ids(table["id"]):
+        rid, more = table["id"][rows[0]].as_py(), f" (and {len(rows) - 1} more)" if len(rows) > 1 else ""
+        raise DataError(f"{_where(source, config, domain)}: {config} of {domain}: id {rid!r} (row {rows[0] + 1}) {_id_fault(rid)}{more}; "
+                        f"a TREC run holds ids as single tokens: fix them (`brightpro data validate` lists every one)")
     if pa.compute.count_distinct(table["id"]).as_py() != table.num_rows:
         counts = pa.compute.value_counts(table["id"])
         dup = [c["values"] for c in counts.to_pylist() if c["counts"] > 1]
@@ -254,7 +305,8 @@ def _write_cache(cached: Path, table: pa.Table) -> pa.Table:
 # %% ../nbs/01_data.ipynb #578d10b4
 def read_documents(source: Source, config: str, domain: str) -> pa.Table:
     "A domain's documents as one Arrow table, through the memory-mapped cache keyed by the files' content."
-    cached = cache_dir()/"documents"/f"{domain}-{config}-{_content_key(source.files(config, domain))}.arrow"
+    # "-v2": entries are written only after the id and UTF-8 checks; older entries were not checked, so are never reused
+    cached = cache_dir()/"documents"/f"{domain}-{config}-v2-{_content_key(source.files(config, domain))}.arrow"
     if cached.exists():
         try: return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
         except (pa.ArrowException, OSError):   # a damaged entry is rebuilt, never used
@@ -279,6 +331,7 @@ ERROR_KINDS = {
     "aspect_id_format": "an aspect id not of the form {domain}-{qid}-a{k} or {domain}-{qid}-aspect-{k}",
     "bad_weight": "an aspect weight outside {1, 2, 3}",
     "duplicate_id": "an id used twice",
+    "bad_id": "a query or document id that is empty or holds white space (a TREC run cannot hold it)",
     "empty_query": "a query with empty text",
     "bad_type": "a field of the wrong type (gold_ids or supporting_docs not a list of strings, a weight not an integer)",
     "empty_domain": "a domain with no queries or no documents",
@@ -379,6 +432,9 @@ def _check_examples(domain, examples: pa.Table, problems) -> tuple[list[str], di
     _missing(ex, "examples", domain, [f for f in _REQUIRED["examples"] if f in examples.column_names], problems)
     qids = [str(r.get("id")) for r in ex]
     _duplicates(qids, "examples", domain, problems)
+    for i in _bad_ids(qids):
+        problems.append(Problem("error", "bad_id", domain, repr(qids[i]), "examples.id", f"query id {qids[i]!r} {_id_fault(qids[i])}; "
+                                "a TREC run holds ids as single tokens"))
     _check_types(ex, qids, "examples", domain, problems)
     for r, qid in zip(ex, qids):
         if isinstance(r.get("query"), str) and not r["query"].strip():
@@ -397,6 +453,8 @@ def _check_aspect_rows(domain, aspects: pa.Table, gold: dict, problems) -> tuple
     _check_types(asp, [str(r.get("id")) for r in asp], "aspects", domain, problems)
     supporting: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     doc_queries: dict[str, set] = defaultdict(set)
+    # a JSON column of 2, 1.5, 3 reads as floats: when one is fractional, the whole ones were integers in the file
+    fractional = any(isinstance(r.get("weight"), float) and not r["weight"].is_integer() for r in asp)
     for r in asp:
         aid, w = str(r.get("id")), r.get("weight")
         parsed = split_aspect_id(aid, domain)
@@ -404,7 +462,7 @@ def _check_aspect_rows(domain, aspects: pa.Table, gold: dict, problems) -> tuple
             problems.append(Problem("error", "aspect_id_format", domain, aid, "aspects.id",
                                     f"expected {domain}-<qid>-a<k> or {domain}-<qid>-aspect-<k>"))
             continue
-        if w is not None and (isinstance(w, bool) or not isinstance(w, (int, np.integer))):
+        if w is not None and (isinstance(w, bool) or not isinstance(w, (int, np.integer))) and not (fractional and float(w).is_integer()):
             problems.append(Problem("error", "bad_type", domain, aid, "aspects.weight", f"weight is {_kind(w)}, expected an integer 1, 2 or 3"))
         elif w is not None and w not in (1, 2, 3):
             problems.append(Problem("error", "bad_weight", domain, aid, "aspects.weight", f"weight {w!r} is not 1, 2 or 3"))
@@ -448,6 +506,10 @@ def _check_documents(domain, documents: pa.Table, qids: list[str], gold: dict, s
         problems.append(Problem("error", "bad_type", domain, "*", f"documents.{f}", f"documents {f} is {t}, expected text"))
     ids = documents.column("id").to_numpy(zero_copy_only=False).astype(str)
     _duplicates(ids.tolist(), "documents", domain, problems)
+    for i in _bad_ids(documents.column("id")) if "id" not in bad else []:
+        rid = str(ids[i])
+        problems.append(Problem("error", "bad_id", domain, repr(rid), "documents.id", f"document id {rid!r} {_id_fault(rid)}; "
+                                "a TREC run holds ids as single tokens"))
     if "content" in documents.column_names and "content" not in bad:
         content = documents.column("content")
         empty = pa.compute.or_(pa.compute.is_null(content), pa.compute.equal(pa.compute.utf8_trim_whitespace(content.fill_null("")), ""))

@@ -19,8 +19,9 @@ from .runs import Run
 from .retriever import Retriever, ranked_run, settings_key
 
 # %% auto #0
-__all__ = ['BRIGHT_INSTRUCTION', 'MODEL_INSTRUCTIONS', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'model_instructions',
-           'default_dense_model', 'load_sentence_transformer', 'EmbeddingCache', 'next_chunk_size', 'Dense']
+__all__ = ['BRIGHT_INSTRUCTION', 'MODEL_INSTRUCTIONS', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN',
+           'model_instructions', 'default_dense_model', 'load_sentence_transformer', 'EmbeddingCache',
+           'next_chunk_size', 'Dense']
 
 # %% ../nbs/05c_dense.ipynb #6d233cf0
 BRIGHT_INSTRUCTION = "Given a {domain} post, retrieve relevant passages that help answer the post"
@@ -74,6 +75,11 @@ def load_sentence_transformer(model: str, device=None, max_length=None, trust_re
     "A SentenceTransformer, loaded once per process; a clear error, at once, when it is neither local nor fetchable."
     key = (model, device, max_length, trust_remote_code)
     if key not in _models:
+        local = Path(model).expanduser()
+        if local.is_file() or (local.is_dir() and not any((local/f).exists() for f in ("modules.json", "config.json"))):
+            why = "is a file, not a model folder" if local.is_file() else "holds no model (no modules.json or config.json)"
+            raise BrightproError(f"cannot load dense model {model!r}: it {why}; pass the folder a model was downloaded to "
+                                 f"(hf download NAME --local-dir DIR), or use the packaged --retriever dense")
         cached = not Path(model).exists() and _in_hub_cache(model)
         why = None if Path(model).exists() or cached else _hub_problem(model)
         if why: raise BrightproError(f"cannot load dense model {model!r}: {why}; download it where the hub is reachable "
@@ -230,11 +236,35 @@ def settings(self: Dense) -> dict:
 def metadata(self: Dense) -> dict:  # noqa: F811 (@patch: one per retriever)
     return {"name": self.name, **self.settings(), "score": "cosine", "corpus_hash": self.corpus_hash}
 
+# %% ../nbs/05c_dense.ipynb #d4407995
+CHARS_PER_TOKEN = 16   # a bound on characters per token for natural text; the check below covers the rest
+
+def _cut_at_space(text: str, bound: int) -> str:
+    "`text` cut to at most `bound` characters, at the last white space of the second half when there is one."
+    if len(text) <= bound: return text
+    m = re.search(r"\s\S*\Z", text[bound // 2:bound])
+    return text[:bound // 2 + m.start()] if m else text[:bound]
+
+@patch
+def _cut(self: Dense, texts: list[str]) -> list[str]:
+    "`texts`, each cut (at white space) to the shortest of `max_seq_length x CHARS_PER_TOKEN x 4^i` characters that still fills the model's window."
+    window, tokenizer = self.model.max_seq_length, getattr(self.model, "tokenizer", None)
+    if not window or tokenizer is None: return texts
+    out, bound = list(texts), window * CHARS_PER_TOKEN
+    todo = [i for i, t in enumerate(texts) if len(t) > bound]
+    while todo:
+        cuts = [_cut_at_space(texts[i], bound) for i in todo]
+        counts = map(len, tokenizer(cuts, add_special_tokens=False, truncation=True, max_length=window + 1)["input_ids"])
+        for i, cut, n in zip(todo, cuts, counts):
+            if n > window or len(cut) == len(texts[i]): out[i] = cut   # more tokens than the window reads: the same embedding
+        todo, bound = [i for i in todo if out[i] is texts[i] and len(texts[i]) > bound], bound * 4
+    return out
+
 # %% ../nbs/05c_dense.ipynb #ffa1f653
 @patch
 def encode(self: Dense, texts: list[str], prefix: str = "") -> np.ndarray:
-    "float32 embeddings of `texts`, each prefixed with `prefix` (an instruction)."
-    if prefix: texts = [prefix + t for t in texts]
+    "float32 embeddings of `texts`, each prefixed with `prefix` (an instruction) and cut to the model's window."
+    texts = self._cut([prefix + t for t in texts] if prefix else list(texts))
     return np.asarray(self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=self.normalize,
                                         convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
 
