@@ -26,7 +26,7 @@ from .report import build_report
 # %% auto #0
 __all__ = ['add_dataset_options', 'add_data_command', 'parse_options', 'add_retrieve_command', 'add_evaluate_command',
            'add_llm_options', 'llm_client', 'add_agent_command', 'add_judge_commands', 'add_report_command',
-           'build_parser', 'main']
+           'add_models_command', 'build_parser', 'main']
 
 # %% ../nbs/13_cli.ipynb #0d0e293b
 def add_dataset_options(p: argparse.ArgumentParser, domain_default="all", static: bool = True):
@@ -305,14 +305,30 @@ def add_report_command(sub):
     p.add_argument("--cache-dir", default=None, help="where indexes and embeddings are cached")
     p.set_defaults(func=_report)
 
+# %% ../nbs/13_cli.ipynb #0cadbf75
+from .recipes import models as recipe_models
+
+def _models(args) -> int:
+    table = recipe_models(args.benchmark)
+    print(table.to_json() if args.json else table.to_text())
+    return 0
+
+def add_models_command(sub):
+    "The `models` subcommand."
+    p = sub.add_parser("models", help="the dense recipes: instructions, encoder, precision, windows, published numbers",
+                       description="List how the authors of Bright-Pro and BRIGHT run each dense model (brightpro's dense:<model> recipes).")
+    p.add_argument("--benchmark", choices=("bright-pro", "bright"), default=None, help="only this benchmark's recipes (default both)")
+    p.add_argument("--json", action="store_true", help="print JSON: one object per model and benchmark")
+    p.set_defaults(func=_models)
+
 # %% ../nbs/13_cli.ipynb #d6550ce5
 def build_parser() -> argparse.ArgumentParser:
     "The `brightpro` parser with every subcommand."
     parser = argparse.ArgumentParser(prog="brightpro", description="Run, evaluate and report on the Bright-Pro and BRIGHT benchmarks.")
     parser.add_argument("--version", action="version", version=f"brightpro {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{data,retrieve,evaluate,agent,judge,agentic-eval,report}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{data,retrieve,evaluate,agent,judge,agentic-eval,report,models}")
     for add in (add_data_command, add_retrieve_command, add_evaluate_command, add_agent_command, add_judge_commands,
-                add_report_command): add(sub)
+                add_report_command, add_models_command): add(sub)
     return parser
 
 def main(argv=None) -> int:

@@ -134,7 +134,8 @@ def retrieve_domain(domain: Domain, # a loaded domain
     if not force and is_up_to_date(folder, domain.name, fp):
         return {"domain": domain.name, "status": "up to date", "paths": {}, "seconds": time.time() - t0}
     check_out_folder(folder)   # before indexing, not after
-    r = retriever if isinstance(retriever, Retriever) else get_retriever(name, domain=domain.name, cache_dir=cache_dir, analyzer_thread=analyzer_thread, **opts)
+    r = retriever if isinstance(retriever, Retriever) else get_retriever(name, domain=domain.name, cache_dir=cache_dir, analyzer_thread=analyzer_thread,
+                                                                            benchmark=domain.benchmark, long=domain.documents_config == "long_documents", **opts)
     r.index(docs.column("id"), docs.column("content"))
     extra = max((len(x) for x in domain.excluded.values()), default=0)
     run = r.search(queries, top + extra)

@@ -91,11 +91,13 @@ def test_changed_corpus_or_setting_never_reuses_vectors(tmp_path):
 
 
 def test_instructions_are_filled_with_the_domain():
-    r = Dense("Qwen/Qwen3-Embedding-0.6B", domain="earth_science")
+    # recipes are keyed by exact id (issue 17): Qwen3-Embedding-0.6B is in neither paper, so the 8B's recipe is used here
+    r = Dense("Qwen/Qwen3-Embedding-8B", domain="earth_science")
     assert r.query_instruction == "Instruct: Given a earth_science post, retrieve relevant passages that help answer the post\nQuery:"
     assert r.doc_instruction == ""
-    r = Dense("reasonir/ReasonIR-8B", domain="biology")
-    assert r.query_instruction.startswith("<|user|>\nGiven a biology post")
+    r = Dense("reasonir/ReasonIR-8B", domain="biology")   # the authors' config has a newline before <|embed|>
+    assert r.query_instruction == "<|user|>\nGiven a biology post, retrieve relevant passages that help answer the post\n<|embed|>\n"
+    assert Dense("Qwen/Qwen3-Embedding-0.6B", domain="biology").query_instruction == ""   # no recipe: no instruction
 
 
 def test_unknown_model_is_a_clear_error(tmp_path):
