@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/retrieve.html.md"""
 
 # %% ../nbs/06_retrieve.ipynb #84e96695
 from __future__ import annotations
-import json, multiprocessing, sys, threading, time
+import json, multiprocessing, os, signal, sys, threading, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from .retrievers import check_options, get_retriever, retriever_slug
 
 # %% auto #0
 __all__ = ['run_slug', 'stable_ranking', 'file_record', 'write_run_files', 'queries_hash', 'is_up_to_date', 'drop_excluded',
-           'check_out_folder', 'retrieve_domain', 'Retrieval', 'worker_start_method', 'retrieve']
+           'check_out_folder', 'retrieve_domain', 'Retrieval', 'worker_start_method', 'exit_with_parent', 'retrieve']
 
 # %% ../nbs/06_retrieve.ipynb #e8ab61be
 def run_slug(retriever: str, benchmark: str = "brightpro", queries: str = "examples", long: bool = False) -> str:
@@ -180,6 +180,26 @@ def worker_start_method() -> str:
     "'fork' where it is safe (Linux, and no other thread in this process, as in a command), else 'spawn'."
     return "fork" if sys.platform == "linux" and threading.active_count() == 1 else "spawn"
 
+# %% ../nbs/06_retrieve.ipynb #5b1e9a41
+def _watch_parent(parent: int):
+    "A daemon thread that ends this process once its parent is no longer `parent` (it died: the child was handed to another)."
+    def watch():
+        while os.getppid() == parent: time.sleep(0.5)
+        os._exit(1)
+    threading.Thread(target=watch, name="brightpro-parent-watch", daemon=True).start()
+
+def exit_with_parent(parent: int) -> str:
+    "A worker's initializer: end this process when its parent `parent` dies, even by kill -9; how ('parent-death signal' or 'watchdog')."
+    how = "watchdog"
+    if sys.platform == "linux":
+        try:
+            import ctypes
+            if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL) == 0: how = "parent-death signal"   # 1: PR_SET_PDEATHSIG
+        except (OSError, AttributeError): pass
+    if how == "watchdog": _watch_parent(parent)
+    if os.getppid() != parent: os._exit(1)   # the parent died before the line above
+    return how
+
 # %% ../nbs/06_retrieve.ipynb #0397e225
 def _retrieve_one(domain: Domain, settings: dict) -> dict:
     "What a worker does: `retrieve_domain` for one domain, without progress bars (the parent's is the one shown)."
@@ -196,7 +216,8 @@ def _largest_first(domains: dict) -> list[str]:
 def _retrieve_in_workers(domains: dict, jobs: int, settings: dict, label: str, echo) -> Retrieval:
     "`_retrieve_one` for each domain, largest first, in `jobs` worker processes; the results in the order of `domains`."
     done, failure = {}, None
-    with ProcessPoolExecutor(min(jobs, len(domains)), mp_context=multiprocessing.get_context(worker_start_method())) as pool:
+    with ProcessPoolExecutor(min(jobs, len(domains)), mp_context=multiprocessing.get_context(worker_start_method()),
+                             initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(_retrieve_one, domains[n], settings): n for n in _largest_first(domains)}
         for f in progress(as_completed(futures), total=len(futures), desc=f"retrieve {label}", unit="domain"):
             if f.cancelled(): continue
