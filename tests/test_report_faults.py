@@ -265,3 +265,12 @@ def test_report_workers_exit_when_the_parent_is_killed(dataset, tmp_path):
                      "--out", tmp_path/"out", "--cache-dir", tmp_path/"cache", "--jobs", "2")
     # the page workers and their kernels: wait until both workers run a kernel
     kill_parent_and_check_children(proc, want_workers=4)
+
+
+def test_retrieve_workers_exit_when_the_parent_is_killed(dataset, tmp_path):
+    "Each worker blocks reading its documents (a named pipe nobody writes): a retrieval that never ends, until the kill."
+    for d in ("biology", "economics"):
+        (dataset/"documents"/f"{d}.parquet").unlink(); os.mkfifo(dataset/"documents"/f"{d}.parquet")
+    proc = popen_cli("retrieve", "--dataset", dataset, "--domain", "biology,economics", "--jobs", "2", "--out", tmp_path/"runs",
+                     "--cache-dir", tmp_path/"cache")
+    kill_parent_and_check_children(proc, want_workers=2)
