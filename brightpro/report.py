@@ -400,13 +400,22 @@ def build_report(dataset="sample", # 'sample', 'hub' or a dataset folder
         with folder_lock(layout.out, "report"): return _build_report(layout, s, force, cache_dir, echo)
     except OSError as e: raise _cannot_write(layout.out, e) from None
 
+def _load_each(names, dataset) -> tuple[dict, dict]:
+    "({domain: Domain} of `names` that load, {domain: why not} of the others): a domain that cannot be read fails alone."
+    loaded, failed = {}, {}
+    for d in names:
+        try: loaded.update(load_domains([d], dataset))
+        except BrightproError as e: failed[d] = f"cannot be loaded: {one_line(e)}"
+    return loaded, failed
+
 def _build_report(layout: Layout, s: dict, force, cache_dir, echo) -> Report:
     seconds, t, say = {}, time.time(), echo or (lambda line: None)
-    everything = load_domains("all" if s["agent"] else s["domains"], s["dataset"])   # once: every stage takes these
-    loaded = {d: everything[d] for d in s["domains"]}                                 # (the agent's subset is drawn over all)
+    everything, failed = _load_each(available_domains(s["dataset"]) if s["agent"] else s["domains"], s["dataset"])   # once
+    loaded = {d: everything[d] for d in s["domains"] if d in everything}   # (the agent's subset is drawn over all)
     evaluated = prepare_results(loaded, retrievers=s["retrievers"], layout=layout, agent=s["agent"], k_values=s["k_values"],
                                 alpha=s["alpha"], baseline=s["baseline"], dataset=s["dataset"], population=everything, force=force,
-                                cache_dir=cache_dir)
+                                cache_dir=cache_dir) if loaded else {}
+    evaluated = {d: evaluated.get(d) or failed[d] for d in s["domains"]}
     seconds["results"], t = round(time.time() - t, 3), time.time()
     say("results: " + ", ".join(f"{d} {v.split(':')[0] if results_ready(v) else 'failed'}" for d, v in evaluated.items()))
     pages = _domain_pages(layout, s, evaluated, force, echo)

@@ -88,8 +88,13 @@ def prepare_runs(domains: dict[str, Domain], retrievers, layout: Layout, *,
                  cache_dir=None, # where indexes and embeddings are cached
                  force: bool = False, # rerun retrievals that are up to date
                 ) -> list:
-    "Stage 1: `retrieve` each retriever over the loaded `domains` ({name: Domain}) into `<out>/runs/`; the statuses."
-    return [res for r in retrievers for res in retrieve(domains=domains, retriever=r, out=layout.runs, force=force, cache_dir=cache_dir)]
+    "Stage 1: `retrieve` each retriever over the loaded `domains` ({name: Domain}) into `<out>/runs/`; the statuses (a domain that fails: 'failed', with its error, and the others go on)."
+    out = []
+    for r in retrievers:
+        for d, dom in domains.items():   # one at a time: a domain whose documents cannot be read fails alone
+            try: out += retrieve(domains={d: dom}, retriever=r, out=layout.runs, force=force, cache_dir=cache_dir)
+            except BrightproError as e: out.append({"domain": d, "retriever": r, "status": "failed", "error": one_line(e)})
+    return out
 
 # %% ../nbs/12_results.ipynb #b5eccffa7
 def domain_runs(layout: Layout, retrievers, domain: str) -> dict[str, Path]:
@@ -307,14 +312,17 @@ def prepare_results(domains: dict[str, Domain], *,
                     cache_dir=None, # where indexes and embeddings are cached
                    ) -> dict:
     "Stages 1-3 for the loaded `domains` ({name: Domain}): {domain: 'written' or 'up to date', or the error of its evaluation}."
-    prepare_runs(domains, retrievers, layout, cache_dir=cache_dir, force=force)
-    if agent: prepare_agent(domains, retrievers, layout, population=population, cache_dir=cache_dir, force=force)
-    ks, out = sorted(set(check_ks(k_values)) | set(ROUND_KS)), {}
-    for d, dom in progress(domains.items(), desc="evaluate", unit="domain"):
+    failed = {}
+    for res in prepare_runs(domains, retrievers, layout, cache_dir=cache_dir, force=force):
+        if res["status"] == "failed": failed.setdefault(res["domain"], f"retrieval with {res['retriever']} failed: {res['error']}")
+    ok = {d: dom for d, dom in domains.items() if d not in failed}
+    if agent and ok: prepare_agent(ok, retrievers, layout, population=population, cache_dir=cache_dir, force=force)
+    ks, out = sorted(set(check_ks(k_values)) | set(ROUND_KS)), dict(failed)
+    for d, dom in progress(ok.items(), desc="evaluate", unit="domain"):
         runs, agents = domain_runs(layout, retrievers, d), domain_agents(layout, retrievers, d) if agent else {}
         try: out[d] = write_results(dom, runs, agents, layout.results/d, ks=ks, alpha=alpha, baseline=baseline, dataset=dataset, force=force)
         except BrightproError as e: out[d] = f"evaluation failed: {one_line(e)}"
-    return out
+    return {d: out[d] for d in domains}
 
 # %% ../nbs/12_results.ipynb #b5eccffa21
 SAMPLE_RETRIEVERS = ("bm25-bright", "bm25")

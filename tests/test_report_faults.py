@@ -274,3 +274,16 @@ def test_retrieve_workers_exit_when_the_parent_is_killed(dataset, tmp_path):
     proc = popen_cli("retrieve", "--dataset", dataset, "--domain", "biology,economics", "--jobs", "2", "--out", tmp_path/"runs",
                      "--cache-dir", tmp_path/"cache")
     kill_parent_and_check_children(proc, want_workers=2)
+
+
+# low: one domain that cannot be read fails alone
+def test_a_domain_that_cannot_be_read_fails_alone(dataset, tmp_path, cli):
+    docs = dataset/"documents"/"economics.parquet"
+    pd.read_parquet(docs).rename(columns={"content": "text"}).to_parquet(docs)
+    r = cli("report", "--dataset", dataset, "--domain", "biology,economics", "--retrievers", "bm25-bright", "--agent", "none",
+            "--out", tmp_path/"out", "--cache-dir", tmp_path/"cache")
+    assert r.returncode == 1, r.stderr
+    assert "biology: built -> biology/report.html" in r.stdout and "summary: built -> summary/report.html" in r.stdout
+    assert "economics: failed" in r.stdout
+    assert f"  error: retrieval with bm25-bright failed: {docs}: documents of economics have no field content" in r.stdout
+    assert "1 domain failed" in (tmp_path/"out"/"index.html").read_text(encoding="utf-8")
