@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #4dbce5c9
 from __future__ import annotations
-import contextvars, errno, fcntl, hashlib, importlib.resources, json, math, os, shutil, sys, tempfile
+import contextvars, errno, fcntl, hashlib, importlib.resources, json, math, os, shutil, signal, sys, tempfile, threading, time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,7 +18,7 @@ __all__ = ['DOMAINS', 'ASPECT_MAPS', 'LOCK_FILE', 'parse_domains', 'BrightproErr
            'check_ks', 'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
            'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest',
            'json_ready', 'file_digest', 'json_digest', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock',
-           'writing']
+           'writing', 'exit_with_parent']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -239,3 +239,23 @@ def writing(out):
     except OSError as e:
         if e.errno not in _WRITE_ERRORS: raise
         raise BrightproError(f"cannot write {e.filename or out}: {os_reason(e)}; what was written before is kept") from None
+
+# %% ../nbs/00_core.ipynb #5b1e9a41
+def _watch_parent(parent: int):
+    "A daemon thread that ends this process once its parent is no longer `parent` (it died: the child was handed to another)."
+    def watch():
+        while os.getppid() == parent: time.sleep(0.5)
+        os._exit(1)
+    threading.Thread(target=watch, name="brightpro-parent-watch", daemon=True).start()
+
+def exit_with_parent(parent: int) -> str:
+    "A worker's initializer: end this process when its parent `parent` dies, even by kill -9; how ('parent-death signal' or 'watchdog')."
+    how = "watchdog"
+    if sys.platform == "linux":
+        try:
+            import ctypes
+            if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL) == 0: how = "parent-death signal"   # 1: PR_SET_PDEATHSIG
+        except (OSError, AttributeError): pass
+    if how == "watchdog": _watch_parent(parent)
+    if os.getppid() != parent: os._exit(1)   # the parent died before the line above
+    return how

@@ -6,8 +6,9 @@ Docs: https://brightpro.github.io/brightpro/report.html.md"""
 
 # %% ../nbs/12b_report.ipynb #b9950c22
 from __future__ import annotations
-import json, logging, multiprocessing, re, shutil, tempfile, time
+import errno, json, logging, multiprocessing, os, re, shutil, tempfile, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,17 +17,19 @@ from fastcore.basics import patch
 
 from . import __version__
 from .core import (BrightproError, atomic_write, check_alpha, check_int, check_ks, check_writable_dir, file_digest,
-                            json_digest, one_line, package_path, parse_domains, progress, replace_folder)
+                            folder_lock, json_digest, one_line, os_reason, package_path, parse_domains, progress, replace_folder,
+                            exit_with_parent)
 from .data import available_domains, load_domains
 from .retrieve import run_slug
 from .retrievers import get_retriever
-from .results import Layout, prepare_results
+from .results import Layout, prepare_results, results_ready
 from .tables import TABLE_FORMATS, png_size, read_captions
 
 # %% auto #0
-__all__ = ['STAMP', 'TEMPLATES', 'notebook_digest', 'page_stamp', 'page_up_to_date', 'analysis_notebook', 'run_notebook',
-           'notebook_error', 'export_html', 'Page', 'build_page', 'build_pages', 'page_task', 'Report', 'page_files',
-           'index_context', 'render_index', 'write_index', 'check_report_settings', 'build_report']
+__all__ = ['STAMP', 'TEMPLATES', 'notebook_digest', 'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date',
+           'analysis_notebook', 'run_notebook', 'notebook_error', 'export_html', 'Page', 'build_page', 'build_pages',
+           'page_task', 'Report', 'page_files', 'index_context', 'render_index', 'write_index', 'check_report_settings',
+           'build_report']
 
 # %% ../nbs/12b_report.ipynb #b5eccffa2
 def _source(cell) -> str: return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
@@ -44,12 +47,26 @@ def page_stamp(notebook, params: dict, inputs: dict) -> dict:
     return json.loads(json.dumps({"notebook": notebook_digest(notebook), "params": params, "brightpro": __version__,
                                   "inputs": {str(k): file_digest(p) for k, p in sorted(inputs.items())}}, default=str))
 
-def page_up_to_date(folder, stamp: dict) -> bool:
-    "True when `folder` holds a page (report.html) built from exactly `stamp`."
+def page_digests(folder) -> dict:
+    "{path relative to `folder`: digest} of every file of a page folder but its stamp: what the stamp records as written."
+    folder = Path(folder)
+    return {p.relative_to(folder).as_posix(): file_digest(p) for p in sorted(folder.rglob("*")) if p.is_file() and p.name != STAMP}
+
+def page_changes(folder, stamp: dict) -> list[str] | None:
+    "None when `folder` holds no page (report.html) built from exactly `stamp`; else its files changed since (the stamp's digests)."
     folder = Path(folder)
     try: old = json.loads((folder/STAMP).read_text(encoding="utf-8"))
-    except (OSError, ValueError): return False
-    return old == stamp and (folder/"report.html").is_file()
+    except (OSError, ValueError): return None
+    written = old.pop("files", None) or {}
+    if old != stamp or not (folder/"report.html").is_file(): return None
+    def same(name, digest):
+        try: return file_digest(folder/name) == digest
+        except OSError: return False
+    return [n for n, d in written.items() if not same(n, d)]
+
+def page_up_to_date(folder, stamp: dict) -> bool:
+    "True when `folder` holds a page (report.html) built from exactly `stamp`, none of whose files changed since."
+    return page_changes(folder, stamp) == []
 
 # %% ../nbs/12b_report.ipynb #b5eccffa28
 TEMPLATES = package_path("templates")
@@ -78,7 +95,7 @@ def run_notebook(notebook, output, params: dict, cwd):
                                         cwd=str(cwd), progress_bar=False, log_output=False, request_save_on_cell_execute=False,
                                         kernel_manager_class=_quiet_kernels(log))
         except Exception as e:
-            if getattr(e, "ename", None) is not None: raise   # a cell's error: notebook_error reads it
+            if getattr(e, "ename", None) is not None or isinstance(e, OSError): raise   # a cell's error, or the disk's
             log.seek(0)
             said = one_line(log.read().decode("utf-8", "replace")[-600:])   # the kernel's last words help when it died
             raise BrightproError(f"{type(e).__name__}: {one_line(e)}" + (f" (kernel: {said})" if said else "")) from None
@@ -110,46 +127,81 @@ def export_html(notebook, html, title: str = "report"):
 # %% ../nbs/12b_report.ipynb #b5eccffa31
 @dataclass
 class Page:
-    "One page of a report, a domain's or the summary's: 'built', 'up to date', 'failed' (with the error) or 'skipped'."
+    "One page of a report, a domain's or the summary's: 'built', 'up to date', 'failed' (with the error) or 'skipped'; `note`: why it was rebuilt."
     name: str
     status: str
     error: str | None = None
     seconds: float = 0.0
+    note: str | None = None
 
-def build_page(name: str, notebook, params: dict, stamp: dict, out) -> Page:
-    "Run `notebook` with `params` for page `name` of the report folder `out`, and swap the result in as `<out>/<name>/`."
+_FULL = re.compile(r"\[Errno (\d+)\] (.*)")
+
+def _os_error(e: BaseException) -> OSError | None:
+    "The OSError of a failed page when it is the folder's fault (a full disk, a read-only folder), also when a cell raised it."
+    if isinstance(e, OSError): return e
+    m = _FULL.match(str(getattr(e, "evalue", "")))
+    if getattr(e, "ename", "").endswith("Error") and m and int(m.group(1)) in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+        return OSError(int(m.group(1)), m.group(2))
+    return None
+
+def build_page(name: str, notebook, params: dict, stamp: dict, out,
+               note: str | None = None, # why the page is rebuilt, carried onto the Page
+              ) -> Page:
+    "Run `notebook` with `params` for page `name` of the report folder `out`, and swap the result in as `<out>/<name>/`; an OSError when it cannot be written (the page there stays)."
     t0, out = time.time(), Path(out)
     staging = out/".staging"/name
-    shutil.rmtree(staging, ignore_errors=True); staging.mkdir(parents=True)
+    shutil.rmtree(staging, ignore_errors=True)
     error = None
-    try: run_notebook(notebook, staging/"report.ipynb", {**params, "out_dir": ".staging"}, out)
-    except Exception as e: error = notebook_error(e)
-    if (staging/"report.ipynb").is_file(): export_html(staging/"report.ipynb", staging/"report.html", f"{name}: brightpro report")
-    if error is None:
-        with atomic_write(staging/STAMP) as f: f.write(json.dumps(stamp, indent=1))
-    replace_folder(staging, out/name)
-    return Page(name, "failed" if error else "built", error, round(time.time() - t0, 3))
+    try:
+        staging.mkdir(parents=True)
+        try: run_notebook(notebook, staging/"report.ipynb", {**params, "out_dir": ".staging"}, out)
+        except Exception as e:
+            if (failed := _os_error(e)) is not None: raise failed from None
+            error = notebook_error(e)
+        if (staging/"report.ipynb").is_file(): export_html(staging/"report.ipynb", staging/"report.html", f"{name}: brightpro report")
+        if error is None:
+            written = {**stamp, "files": page_digests(staging)}
+            with atomic_write(staging/STAMP) as f: f.write(json.dumps(written, indent=1))
+        replace_folder(staging, out/name)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)   # nothing half written is swapped in
+        raise
+    return Page(name, "failed" if error else "built", error, round(time.time() - t0, 3), note)
 
 # %% ../nbs/12b_report.ipynb #b5eccffa32
 def _safe_build(task: dict) -> Page:
     try: return build_page(**task)
+    except OSError: raise   # the folder's fault, not the page's: build_pages stops
     except Exception as e: return Page(task["name"], "failed", notebook_error(e))
 
+def _cannot_write(out, e: OSError) -> BrightproError:
+    where = f" ({e.filename})" if e.filename else ""
+    return BrightproError(f"{out}: cannot write the report: {os_reason(e)}{where}; what it had written is kept: make room and run it again")
+
+_NO_GUARD = ("a page worker process stopped (BrokenProcessPool): a script that calls build_report with jobs above 1 must call it "
+             "under `if __name__ == \"__main__\":`, as each worker imports the script again; add that guard, or pass jobs=1")
+
 def build_pages(tasks: list, jobs: int = 1, echo=None) -> list[Page]:
-    "Build each task (the arguments of `build_page`), `jobs` at a time; the pages in task order."
+    "Build each task (the arguments of `build_page`), `jobs` at a time; the pages in task order (a BrightproError when the folder cannot be written)."
     pages, bar = {}, progress(total=len(tasks), desc="pages", unit="page")
     def done(p: Page):
         pages[p.name] = p; bar.update(1)
         if echo: echo(f"{p.name}: {p.status}" + (f": {p.error}" if p.error else ""))
-    if jobs == 1 or len(tasks) <= 1:
-        for t in tasks: done(_safe_build(t))
-    else:
-        with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(build_page, **t): t["name"] for t in tasks}
-            for fut in as_completed(futures):
-                try: done(fut.result())
-                except Exception as e: done(Page(futures[fut], "failed", notebook_error(e)))
-    bar.close()
+    try:
+        if jobs == 1 or len(tasks) <= 1:
+            for t in tasks: done(_safe_build(t))
+        else:   # workers end with this process, also after a kill -9 of it
+            with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=multiprocessing.get_context("spawn"),
+                                     initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
+                futures = [pool.submit(_safe_build, t) for t in tasks]
+                try:
+                    for fut in as_completed(futures): done(fut.result())
+                except BaseException:
+                    for f in futures: f.cancel()   # the pages not started are not started
+                    raise
+    except OSError as e: raise _cannot_write(tasks[0]["out"], e) from None
+    except BrokenProcessPool: raise BrightproError(_NO_GUARD) from None
+    finally: bar.close()
     return [pages[t["name"]] for t in tasks]
 
 # %% ../nbs/12b_report.ipynb #77f39d36
@@ -175,8 +227,11 @@ def page_task(name: str, layout: Layout, s: dict, domains: list, force: bool = F
         params.update(domain=name, runs_dir="runs", agent_dir="agent" if s["agent"] else None)
         notebook = analysis_notebook("domain_report")
     stamp = page_stamp(notebook, params, _page_inputs(layout, domains, s))
-    if not force and page_up_to_date(layout.page(name), stamp): return None
-    return {"name": name, "notebook": str(notebook), "params": params, "stamp": stamp, "out": str(layout.out)}
+    changed = None if force else page_changes(layout.page(name), stamp)
+    if changed == []: return None
+    task = {"name": name, "notebook": str(notebook), "params": params, "stamp": stamp, "out": str(layout.out)}
+    if changed: task["note"] = f"rebuilt: {', '.join(changed)} changed since {'it was' if len(changed) == 1 else 'they were'} built"
+    return task
 
 # %% ../nbs/12b_report.ipynb #b5eccffa35
 @dataclass(eq=False)
@@ -187,6 +242,7 @@ class Report:
     pages: list
     summary: Page | None = None
     seconds: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)   # what was redone and why (saved results changed since written)
 
     def __repr__(self): return f"Report({str(self.out)!r}, pages={[(p.name, p.status) for p in self.pages]})"
 
@@ -202,10 +258,11 @@ def to_text(self: Report) -> str:
     s = self.settings
     runs = ", ".join(f"{r} (baseline)" if r == s["baseline"] else r for r in s["retrievers"])
     lines = [f"report in {self.out}: dataset {s['dataset']}; runs {runs}; agent {s['agent'] or 'none'}; "
-             f"k {','.join(map(str, s['k_values']))}; alpha {s['alpha']}"]
+             f"k {','.join(map(str, s['k_values']))}; alpha {s['alpha']}"] + [f"note: {n}" for n in self.notes]
     for p in self.pages + ([self.summary] if self.summary else []):
         lines.append(f"{p.name}: {p.status}{_where(p)}")
         if p.error: lines.append(f"  error: {p.error}")
+        if p.note: lines.append(f"  note: {p.note}")
     return "\n".join(lines + ["index: index.html"])
 
 
@@ -215,7 +272,8 @@ def to_json(self: Report) -> str:
     "The report as JSON: out, settings, pages, summary, seconds per stage."
     page = lambda p: None if p is None else {**p.__dict__, "page": f"{p.name}/report.html"}
     return json.dumps({"out": str(self.out), "settings": self.settings, "pages": [page(p) for p in self.pages],
-                       "summary": page(self.summary), "index": "index.html", "seconds": self.seconds}, indent=1, default=str)
+                       "summary": page(self.summary), "index": "index.html", "seconds": self.seconds, "notes": self.notes},
+                      indent=1, default=str)
 
 # %% ../nbs/12b_report.ipynb #b5eccffa38
 def _ordered(names, captions: dict) -> list:
@@ -300,7 +358,7 @@ def _domain_pages(layout, s, evaluated: dict, force, echo) -> list[Page]:
     "Stage 4: a page per domain (failed at once when its evaluation failed)."
     pages, tasks = {}, []
     for d in s["domains"]:
-        if evaluated[d] not in ("written", "up to date"): pages[d] = Page(d, "failed", evaluated[d]); continue
+        if not results_ready(evaluated[d]): pages[d] = Page(d, "failed", evaluated[d]); continue
         task = page_task(d, layout, s, [d], force)
         if task is None: pages[d] = Page(d, "up to date")
         else: tasks.append(task)
@@ -315,6 +373,10 @@ def _summary_page(layout, s, pages: list, force, echo) -> Page:
     return Page("summary", "up to date") if task is None else build_pages([task], 1, echo)[0]
 
 # %% ../nbs/12b_report.ipynb #b5eccffa43
+def _in_worker_start() -> bool:
+    "True while a spawned worker imports the parent's script again (a script without a `__main__` guard)."
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+
 def build_report(dataset="sample", # 'sample', 'hub' or a dataset folder
                  domains="all", # 'all', 'a,b' or a list of domains
                  *,
@@ -329,23 +391,39 @@ def build_report(dataset="sample", # 'sample', 'hub' or a dataset folder
                  cache_dir=None, # where indexes and embeddings are cached
                  echo=None, # called with a line of text as each stage and page finishes
                 ) -> Report:
-    "Build (or bring up to date) the report of `retrievers` (and the prf `agent`) on `domains` of `dataset` under `out`."
+    "Build (or bring up to date) the report of `retrievers` (and the prf `agent`) on `domains` of `dataset` under `out`, one report at a time."
+    if _in_worker_start():   # stop the worker at once: it would build the whole report again, then fail
+        raise SystemExit(f"brightpro: error: {_NO_GUARD}")
     s = check_report_settings(dataset, domains, retrievers=retrievers, agent=agent, jobs=jobs, k_values=k_values, alpha=alpha,
                               baseline=baseline)
-    layout, seconds, t = Layout(check_writable_dir(out)), {}, time.time()
-    layout.out.mkdir(parents=True, exist_ok=True)
-    say = echo or (lambda line: None)
-    everything = load_domains("all" if s["agent"] else s["domains"], s["dataset"])   # once: every stage takes these
-    loaded = {d: everything[d] for d in s["domains"]}                                 # (the agent's subset is drawn over all)
+    layout = Layout(check_writable_dir(out))
+    try:
+        with folder_lock(layout.out, "report"): return _build_report(layout, s, force, cache_dir, echo)
+    except OSError as e: raise _cannot_write(layout.out, e) from None
+
+def _load_each(names, dataset) -> tuple[dict, dict]:
+    "({domain: Domain} of `names` that load, {domain: why not} of the others): a domain that cannot be read fails alone."
+    loaded, failed = {}, {}
+    for d in names:
+        try: loaded.update(load_domains([d], dataset))
+        except BrightproError as e: failed[d] = f"cannot be loaded: {one_line(e)}"
+    return loaded, failed
+
+def _build_report(layout: Layout, s: dict, force, cache_dir, echo) -> Report:
+    seconds, t, say = {}, time.time(), echo or (lambda line: None)
+    everything, failed = _load_each(available_domains(s["dataset"]) if s["agent"] else s["domains"], s["dataset"])   # once
+    loaded = {d: everything[d] for d in s["domains"] if d in everything}   # (the agent's subset is drawn over all)
     evaluated = prepare_results(loaded, retrievers=s["retrievers"], layout=layout, agent=s["agent"], k_values=s["k_values"],
                                 alpha=s["alpha"], baseline=s["baseline"], dataset=s["dataset"], population=everything, force=force,
-                                cache_dir=cache_dir)
+                                cache_dir=cache_dir) if loaded else {}
+    evaluated = {d: evaluated.get(d) or failed[d] for d in s["domains"]}
     seconds["results"], t = round(time.time() - t, 3), time.time()
-    say("results: " + ", ".join(f"{d} {v if v in ('written', 'up to date') else 'failed'}" for d, v in evaluated.items()))
+    say("results: " + ", ".join(f"{d} {v.split(':')[0] if results_ready(v) else 'failed'}" for d, v in evaluated.items()))
     pages = _domain_pages(layout, s, evaluated, force, echo)
     seconds["pages"], t = round(time.time() - t, 3), time.time()
     summary = _summary_page(layout, s, pages, force, echo)
     seconds["summary"] = round(time.time() - t, 3)
-    report = Report(Path(out), s, pages, summary, seconds)
+    notes = [f"results of {d} {v}" for d, v in evaluated.items() if v.startswith("rewritten")]
+    report = Report(layout.out, s, pages, summary, seconds, notes)
     write_index(report)
     return report

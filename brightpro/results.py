@@ -27,7 +27,8 @@ from .agentic import agentic_eval
 __all__ = ['RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD',
            'SAMPLE_RETRIEVERS', 'Layout', 'aspect_ranks', 'query_table', 'prepare_runs', 'domain_runs', 'domain_agents',
            'data_fingerprint', 'results_fingerprint', 'static_results', 'agent_qids', 'agent_done', 'prepare_agent',
-           'agent_results', 'write_results', 'Results', 'read_results', 'prepare_results', 'sample_results']
+           'agent_results', 'changed_results', 'results_ready', 'write_results', 'Results', 'read_results',
+           'prepare_results', 'sample_results']
 
 # %% ../nbs/12_results.ipynb #b5eccffa1
 @dataclass(frozen=True)
@@ -77,7 +78,8 @@ def aspect_ranks(run: Run, domain, aspect_map: str = "harness") -> pd.DataFrame:
 def query_table(domain) -> pd.DataFrame:
     "One row per query: qid, its title (the first line, at most 120 characters), the text, its numbers of aspects and gold documents."
     counts = domain.aspects.groupby("qid").size()
-    return pd.DataFrame({"qid": domain.qids, "title": [t.strip().split("\n")[0][:120] for t in domain.queries["query"]],
+    title = lambda t: (t.strip().splitlines() or [""])[0][:120]   # a bare \r ends a line too
+    return pd.DataFrame({"qid": domain.qids, "title": [title(t) for t in domain.queries["query"]],
                          "query": domain.queries["query"].tolist(), "aspects": [int(counts.get(q, 0)) for q in domain.qids],
                          "gold": [len(domain.gold[q]) for q in domain.qids]})
 
@@ -86,8 +88,13 @@ def prepare_runs(domains: dict[str, Domain], retrievers, layout: Layout, *,
                  cache_dir=None, # where indexes and embeddings are cached
                  force: bool = False, # rerun retrievals that are up to date
                 ) -> list:
-    "Stage 1: `retrieve` each retriever over the loaded `domains` ({name: Domain}) into `<out>/runs/`; the statuses."
-    return [res for r in retrievers for res in retrieve(domains=domains, retriever=r, out=layout.runs, force=force, cache_dir=cache_dir)]
+    "Stage 1: `retrieve` each retriever over the loaded `domains` ({name: Domain}) into `<out>/runs/`; the statuses (a domain that fails: 'failed', with its error, and the others go on)."
+    out = []
+    for r in retrievers:
+        for d, dom in domains.items():   # one at a time: a domain whose documents cannot be read fails alone
+            try: out += retrieve(domains={d: dom}, retriever=r, out=layout.runs, force=force, cache_dir=cache_dir)
+            except BrightproError as e: out.append({"domain": d, "retriever": r, "status": "failed", "error": one_line(e)})
+    return out
 
 # %% ../nbs/12_results.ipynb #b5eccffa7
 def domain_runs(layout: Layout, retrievers, domain: str) -> dict[str, Path]:
@@ -189,6 +196,19 @@ def _manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp
             "agents": {n: p.name for n, p in agents.items()}, "ks": list(ks), "alpha": alpha, "aspect_map": aspect_map,
             "queries": len(domain.qids), "fingerprint": fp, "version": RESULTS_VERSION, "brightpro": __version__}
 
+def changed_results(folder, manifest: dict) -> list[str]:
+    "The result files of `folder` whose bytes differ from the digests `manifest` records (all of them when it records none)."
+    recorded, changed = manifest.get("files") or {}, []
+    for name in RESULT_FILES.values():
+        try: same = recorded.get(name) == file_digest(Path(folder)/name)
+        except OSError: same = False
+        if not same: changed.append(name)
+    return changed
+
+def results_ready(status: str) -> bool:
+    "True when `status` (of `write_results`) says the saved results are there: written, rewritten or up to date."
+    return status.split(":")[0] in ("written", "rewritten", "up to date")
+
 def write_results(domain: Domain, runs: dict, agents: dict, folder, *,
                   ks, # the cut-offs to score (with ROUND_KS among them for the agent's rounds)
                   alpha: float = 0.5, # alpha-nDCG's redundancy penalty
@@ -197,22 +217,30 @@ def write_results(domain: Domain, runs: dict, agents: dict, folder, *,
                   dataset="sample", # the dataset `domain` comes from, as the manifest records it
                   force: bool = False, # write even when up to date
                  ) -> str:
-    "Evaluate `domain`'s run folders `runs` and agent folders `agents` into `folder`; 'written' or 'up to date'."
+    "Evaluate `domain`'s run folders `runs` and agent folders `agents` into `folder`; 'written', 'up to date' or 'rewritten: why'."
     folder = Path(folder)
     if not runs: raise BrightproError(f"{domain.name}: no run to evaluate")
     baseline = baseline if baseline in runs else next(iter(runs))
     fp = results_fingerprint(domain, runs, agents, ks=ks, alpha=alpha, aspect_map=aspect_map, baseline=baseline)
-    if not force and _read_json(folder/MANIFEST).get("fingerprint") == fp: return "up to date"
+    old, changed = _read_json(folder/MANIFEST), []
+    if not force and old.get("fingerprint") == fp:
+        if not (changed := changed_results(folder, old)): return "up to date"
     pq, asp = static_results(domain, runs, ks, alpha, aspect_map)
     apq, apa = agent_results(domain, agents, alpha, aspect_map)
     frames = {"per_query": pq, "aspects": asp, "queries": query_table(domain), "agent": apq, "answers": apa}
     tmp = folder.with_name(f".{folder.name}.new")
     shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
-    for key, df in frames.items(): df.to_csv(tmp/RESULT_FILES[key], index=False)
-    manifest = _manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp)
-    (tmp/MANIFEST).write_text(json.dumps(manifest, indent=1, default=str), encoding="utf-8")
-    replace_folder(tmp, folder)
-    return "written"
+    try:
+        for key, df in frames.items(): df.to_csv(tmp/RESULT_FILES[key], index=False, lineterminator="\r\n")
+        manifest = {**_manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp),
+                    "files": {f: file_digest(tmp/f) for f in RESULT_FILES.values()}}
+        (tmp/MANIFEST).write_text(json.dumps(manifest, indent=1, default=str), encoding="utf-8")
+        replace_folder(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)   # a full disk, say: the results already there stay as they were
+        raise
+    if not changed: return "written"
+    return f"rewritten: {', '.join(changed)} changed since {'it was' if len(changed) == 1 else 'they were'} written"
 
 # %% ../nbs/12_results.ipynb #0ca802fc
 _REQUIRED = {"per_query": ("run", "qid"), "aspects": ("run", "qid", "aspect", "number", "weight", "norm_weight", "first_rank"),
@@ -225,6 +253,13 @@ def _read_csv(path: Path, required) -> pd.DataFrame:
     missing = [c for c in required if c not in df]
     if missing: raise BrightproError(f"{path}: not a saved result of brightpro report (no column {', '.join(missing)}); rebuild it with force=True")
     return df
+
+def _check_frames(folder: Path, manifest: dict, frames: dict):
+    "One BrightproError when the saved frames disagree with the manifest: a query twice, a run with no row."
+    again = frames["queries"]["qid"][frames["queries"]["qid"].duplicated()]
+    if len(again): raise BrightproError(f"{folder/RESULT_FILES['queries']}: query id {again.iloc[0]} more than once; rebuild it with force=True")
+    lost = [r for r in manifest.get("runs", {}) if r not in set(frames["per_query"]["run"])]
+    if lost: raise BrightproError(f"{folder/RESULT_FILES['per_query']}: no row of run {', '.join(lost)}, which {MANIFEST} lists; rebuild it with force=True")
 
 @dataclass(eq=False)
 class Results:
@@ -250,6 +285,7 @@ def read_results(results_dir, domain: str) -> Results:
     if not manifest: raise BrightproError(f"{folder}: no saved results ({MANIFEST} missing or unreadable); build_report writes them")
     frames = {k: _read_csv(folder/f, _REQUIRED[k]) for k, f in RESULT_FILES.items()}
     frames["aspects"]["first_rank"] = frames["aspects"]["first_rank"].astype("Int64")
+    _check_frames(folder, manifest, frames)
     return Results(domain, manifest, **frames)
 
 # %% ../nbs/12_results.ipynb #51d418db
@@ -276,14 +312,17 @@ def prepare_results(domains: dict[str, Domain], *,
                     cache_dir=None, # where indexes and embeddings are cached
                    ) -> dict:
     "Stages 1-3 for the loaded `domains` ({name: Domain}): {domain: 'written' or 'up to date', or the error of its evaluation}."
-    prepare_runs(domains, retrievers, layout, cache_dir=cache_dir, force=force)
-    if agent: prepare_agent(domains, retrievers, layout, population=population, cache_dir=cache_dir, force=force)
-    ks, out = sorted(set(check_ks(k_values)) | set(ROUND_KS)), {}
-    for d, dom in progress(domains.items(), desc="evaluate", unit="domain"):
+    failed = {}
+    for res in prepare_runs(domains, retrievers, layout, cache_dir=cache_dir, force=force):
+        if res["status"] == "failed": failed.setdefault(res["domain"], f"retrieval with {res['retriever']} failed: {res['error']}")
+    ok = {d: dom for d, dom in domains.items() if d not in failed}
+    if agent and ok: prepare_agent(ok, retrievers, layout, population=population, cache_dir=cache_dir, force=force)
+    ks, out = sorted(set(check_ks(k_values)) | set(ROUND_KS)), dict(failed)
+    for d, dom in progress(ok.items(), desc="evaluate", unit="domain"):
         runs, agents = domain_runs(layout, retrievers, d), domain_agents(layout, retrievers, d) if agent else {}
         try: out[d] = write_results(dom, runs, agents, layout.results/d, ks=ks, alpha=alpha, baseline=baseline, dataset=dataset, force=force)
         except BrightproError as e: out[d] = f"evaluation failed: {one_line(e)}"
-    return out
+    return {d: out[d] for d in domains}
 
 # %% ../nbs/12_results.ipynb #b5eccffa21
 SAMPLE_RETRIEVERS = ("bm25-bright", "bm25")

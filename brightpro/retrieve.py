@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/retrieve.html.md"""
 
 # %% ../nbs/06_retrieve.ipynb #84e96695
 from __future__ import annotations
-import json, multiprocessing, sys, threading, time
+import json, multiprocessing, os, sys, threading, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import __version__
 from .core import (BrightproError, atomic_write, check_int, check_writable_dir, file_digest, json_digest, os_reason, progress,
-                            quiet_progress, cache_dir as default_cache_dir)
+                            exit_with_parent, quiet_progress, cache_dir as default_cache_dir)
 from .data import Domain
 from .runs import Run, write_json_run, write_trec_run
 from .retriever import Retriever, corpus_hash
@@ -197,7 +197,8 @@ def _largest_first(domains: dict) -> list[str]:
 def _retrieve_in_workers(domains: dict, jobs: int, settings: dict, label: str, echo) -> Retrieval:
     "`_retrieve_one` for each domain, largest first, in `jobs` worker processes; the results in the order of `domains`."
     done, failure = {}, None
-    with ProcessPoolExecutor(min(jobs, len(domains)), mp_context=multiprocessing.get_context(worker_start_method())) as pool:
+    with ProcessPoolExecutor(min(jobs, len(domains)), mp_context=multiprocessing.get_context(worker_start_method()),
+                             initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(_retrieve_one, domains[n], settings): n for n in _largest_first(domains)}
         for f in progress(as_completed(futures), total=len(futures), desc=f"retrieve {label}", unit="domain"):
             if f.cancelled(): continue

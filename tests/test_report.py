@@ -10,7 +10,7 @@ import pytest
 import brightpro.data as data
 import brightpro.report as report
 import brightpro.results as results
-from brightpro.core import DOMAINS as ALL_DOMAINS, BrightproError, replace_folder
+from brightpro.core import DOMAINS as ALL_DOMAINS, LOCK_FILE, BrightproError, file_digest, replace_folder
 from brightpro.data import load_domain
 from brightpro.report import build_page, build_report
 from brightpro.results import RESULT_FILES, Layout, domain_runs, read_results, write_results
@@ -55,7 +55,8 @@ def index_links(out: Path) -> list[str]:
 
 
 def files_of(out: Path) -> dict:
-    return {p.relative_to(out).as_posix(): p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    "{file: mtime} of the report folder but its lock file (each run takes the lock, writing its pid there)."
+    return {p.relative_to(out).as_posix(): p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file() and p.name != LOCK_FILE}
 
 
 def check_page(folder: Path, figures, tables):
@@ -114,7 +115,11 @@ def test_a_failing_domain_is_reported_and_the_others_are_built(built, tmp_path):
     _, out, cache = built
     copy = tmp_path/"reports"
     shutil.copytree(out, copy)
-    (copy/"results"/"economics"/RESULT_FILES["per_query"]).write_text("not,a\nresults,file\n")
+    bad = copy/"results"/"economics"/RESULT_FILES["per_query"]
+    bad.write_text("not,a\nresults,file\n")
+    manifest = json.loads((bad.parent/results.MANIFEST).read_text())    # a damaged file the manifest vouches for:
+    manifest["files"][bad.name] = file_digest(bad)                       # only the page can find out
+    (bad.parent/results.MANIFEST).write_text(json.dumps(manifest))
     rep = build_report("sample", DOMAINS, retrievers=RETRIEVERS, agent="prf", out=copy, jobs=2, cache_dir=cache)
     pages = {p.name: p for p in rep.pages}
     assert pages["biology"].status == "up to date"

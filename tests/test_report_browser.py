@@ -2,14 +2,15 @@
 and table it links (file:// URLs). No page may log a console error, and every image must have a natural size.
 Skipped, with the reason, where chromium or chromedriver is not installed. Set BRIGHTPRO_SCREENSHOT_DIR to keep
 full-page screenshots of the index and of one domain page."""
-import os
+import json, os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
 
+from brightpro.core import file_digest
 from brightpro.report import build_report
-from brightpro.results import RESULT_FILES
+from brightpro.results import MANIFEST, RESULT_FILES
 
 CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 pytestmark = pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(DRIVER).exists()),
@@ -25,7 +26,10 @@ def report_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser")
     out, cache = root/"reports", root/"cache"
     build_report("sample", ["biology", "economics"], retrievers=["bm25-bright", "bm25"], agent="prf", out=out, jobs=2, cache_dir=cache)
-    (out/"results"/"economics"/RESULT_FILES["per_query"]).write_text("broken\n")
+    bad = out/"results"/"economics"/RESULT_FILES["per_query"]
+    bad.write_text("broken\n")
+    manifest = json.loads((bad.parent/MANIFEST).read_text())    # a damaged file the manifest vouches for: only the page finds out
+    (bad.parent/MANIFEST).write_text(json.dumps({**manifest, "files": {**manifest["files"], bad.name: file_digest(bad)}}))
     rep = build_report("sample", ["biology", "economics"], retrievers=["bm25-bright", "bm25"], agent="prf", out=out, jobs=2, cache_dir=cache)
     assert [p.status for p in rep.pages] == ["up to date", "failed"]
     return out
