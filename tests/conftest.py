@@ -1,5 +1,5 @@
 """Shared test setup: no test may reach the Hugging Face hub, and the real BRIGHT query data is optional."""
-import os, subprocess, sys, tempfile
+import atexit, os, shutil, subprocess, sys, tempfile
 from pathlib import Path
 
 import pytest
@@ -9,6 +9,7 @@ os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("BRIGHTPRO_PROGRESS", "0")
 # Caches (memory-mapped corpora, indexes, embeddings) go to a fresh folder, never the user's.
 os.environ["BRIGHTPRO_CACHE"] = tempfile.mkdtemp(prefix="brightpro-test-cache-")
+atexit.register(shutil.rmtree, os.environ["BRIGHTPRO_CACHE"], ignore_errors=True)   # one run's cache, gone after it
 
 from brightpro.scripted_llm import LocalChatServer   # after the environment above: nothing may reach the hub
 
