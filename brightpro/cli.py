@@ -13,6 +13,7 @@ from . import __version__
 from .core import DOMAINS, ASPECT_MAPS, BrightproError, check_ks, parse_domains
 from .data import describe_dataset, load_domains, validation_report
 from .synth import STYLES, synth_dataset
+from .recipes import models as recipe_models
 from .retrievers import RETRIEVER_FORMS, check_options
 from .retrieve import retrieve
 from .compare import evaluate_and_compare
@@ -24,9 +25,9 @@ from .traces import dataset_differs, run_dataset, run_domains
 from .report import build_report
 
 # %% auto #0
-__all__ = ['add_dataset_options', 'add_data_command', 'parse_options', 'add_retrieve_command', 'add_evaluate_command',
-           'add_llm_options', 'llm_client', 'add_agent_command', 'add_judge_commands', 'add_report_command',
-           'add_models_command', 'build_parser', 'main']
+__all__ = ['add_dataset_options', 'subcommand', 'add_data_command', 'parse_options', 'add_retrieve_command',
+           'add_evaluate_command', 'add_llm_options', 'llm_client', 'add_agent_command', 'add_judge_commands',
+           'add_report_command', 'add_models_command', 'build_parser', 'main']
 
 # %% ../nbs/13_cli.ipynb #0d0e293b
 def add_dataset_options(p: argparse.ArgumentParser, domain_default="all", static: bool = True):
@@ -36,6 +37,14 @@ def add_dataset_options(p: argparse.ArgumentParser, domain_default="all", static
     if not static: return   # the agentic protocol is Bright-Pro's, on the hub's default revision or a local copy
     p.add_argument("--revision", default=None, help="hub revision (branch, tag or commit); the resolved commit is recorded")
     p.add_argument("--benchmark", choices=("brightpro", "bright"), default="brightpro", help="Bright-Pro (default) or original BRIGHT")
+
+# %% ../nbs/13_cli.ipynb #6a6ba089
+def subcommand(sub, name: str, func, help: str, description: str | None = None, dataset_options: dict | None = None, **defaults):
+    "A parser `name` under `sub` that runs `func(args)`, with the dataset options when `dataset_options` (add_dataset_options' keywords) are given."
+    p = sub.add_parser(name, help=help, description=description or help)
+    if dataset_options is not None: add_dataset_options(p, **dataset_options)
+    p.set_defaults(func=func, **defaults)
+    return p
 
 # %% ../nbs/13_cli.ipynb #e528ac70
 def _validate(args) -> int:
@@ -56,19 +65,15 @@ def add_data_command(sub):
     "The `data` subcommand: validate, stats, synth."
     p = sub.add_parser("data", help="validate, count or generate data", description="Validate, count or generate Bright-Pro data.")
     dsub = p.add_subparsers(dest="data_command", required=True, metavar="{validate,stats,synth}")
-    v = dsub.add_parser("validate", help="list every error and warning in a dataset",
-                        description="List every problem with its domain, id and field, and a count per kind. "
-                                    "Exit 2 on any error (or any warning with --strict), 0 otherwise.")
-    add_dataset_options(v)
+    v = subcommand(dsub, "validate", _validate, "list every error and warning in a dataset",
+                   "List every problem with its domain, id and field, and a count per kind. "
+                   "Exit 2 on any error (or any warning with --strict), 0 otherwise.", dataset_options=dict())
     v.add_argument("--strict", action="store_true", help="treat warnings as errors")
     v.add_argument("--json", action="store_true", help="print the problems and counts as JSON")
-    v.set_defaults(func=_validate)
-    s = dsub.add_parser("stats", help="queries, aspects, gold docs and documents per domain")
-    add_dataset_options(s)
+    s = subcommand(dsub, "stats", _stats, "queries, aspects, gold docs and documents per domain", dataset_options=dict())
     s.add_argument("--json", action="store_true", help='print {"domains": {...}} as JSON')
-    s.set_defaults(func=_stats)
-    g = dsub.add_parser("synth", help="write a synthetic domain at the real sizes (hub layout)",
-                        description="Write a synthetic domain in the hub layout with the real benchmark's sizes at --scale 1.0.")
+    g = subcommand(dsub, "synth", _synth, "write a synthetic domain at the real sizes (hub layout)",
+                   "Write a synthetic domain in the hub layout with the real benchmark's sizes at --scale 1.0.")
     g.add_argument("--domain", default="all", help="a domain, a comma list, or 'all'")
     g.add_argument("--scale", type=float, default=1.0, help="fraction of the real sizes (default 1.0)")
     g.add_argument("--seed", type=int, default=0)
@@ -77,7 +82,6 @@ def add_data_command(sub):
     g.add_argument("--style", choices=STYLES, default="realistic",
                    help="realistic (default): English words with natural frequencies, the domain's BRIGHT words, code and links; "
                         "legacy: the first releases' pseudo-words, byte for byte")
-    g.set_defaults(func=_synth)
 
 # %% ../nbs/13_cli.ipynb #1799d472
 def parse_options(items) -> dict:
@@ -105,10 +109,9 @@ def _retrieve(args) -> int:
 
 def add_retrieve_command(sub):
     "The `retrieve` subcommand."
-    p = sub.add_parser("retrieve", help="run a retriever over domains and write TREC runs and score.json",
-                       description="Index each domain's documents, search its queries and write <out>/<retriever>/<domain>.trec, "
-                                   ".score.json and .meta.json. Domains whose run is up to date are skipped unless --force.")
-    add_dataset_options(p)
+    p = subcommand(sub, "retrieve", _retrieve, "run a retriever over domains and write TREC runs and score.json",
+                   "Index each domain's documents, search its queries and write <out>/<retriever>/<domain>.trec, "
+                   ".score.json and .meta.json. Domains whose run is up to date are skipped unless --force.", dataset_options=dict())
     p.add_argument("--retriever", default="bm25-bright", help=f"one of: {', '.join(RETRIEVER_FORMS)} (default bm25-bright, the harness's BM25)")
     p.add_argument("--top", type=int, default=1000, help="documents kept per query (default 1000, as the authors)")
     p.add_argument("--out", default="runs", help="output folder (default runs/)")
@@ -118,7 +121,6 @@ def add_retrieve_command(sub):
     p.add_argument("--cache-dir", default=None, help="where BM25 indexes and embeddings are cached (default $BRIGHTPRO_CACHE or ~/.cache/brightpro)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="a retriever option, e.g. k1=1.2, device=cuda, batch_size=128 (repeatable)")
     p.add_argument("--jobs", type=int, default=1, help="domains retrieved at once, each in a worker process (default 1)")
-    p.set_defaults(func=_retrieve)
 
 # %% ../nbs/13_cli.ipynb #47cc3aff
 def _evaluate(args) -> int:
@@ -133,11 +135,10 @@ def _evaluate(args) -> int:
 
 def add_evaluate_command(sub):
     "The `evaluate` subcommand."
-    p = sub.add_parser("evaluate", help="score run files (alpha-nDCG, Aspect-Recall, nDCG, Recall; BRIGHT's nDCG@10)",
-                       description="Score TREC runs, score.json or ranked-list JSON files (or per-domain run directories as "
-                                   "`brightpro retrieve` writes them) with the Bright-Pro or BRIGHT protocol. Several runs "
-                                   "give a comparison table with paired randomization tests (Holm-corrected) against a baseline.")
-    add_dataset_options(p, domain_default="all")
+    p = subcommand(sub, "evaluate", _evaluate, "score run files (alpha-nDCG, Aspect-Recall, nDCG, Recall; BRIGHT's nDCG@10)",
+                   "Score TREC runs, score.json or ranked-list JSON files (or per-domain run directories as "
+                   "`brightpro retrieve` writes them) with the Bright-Pro or BRIGHT protocol. Several runs "
+                   "give a comparison table with paired randomization tests (Holm-corrected) against a baseline.", dataset_options=dict(domain_default="all"))
     p.add_argument("--run", action="append", required=True, metavar="FILE", help="a run file or directory (repeat for several runs)")
     p.add_argument("--k", default=None, help="cut-offs, comma-separated (default 25; BRIGHT: 10); ndcg@10 is always reported")
     p.add_argument("--alpha", type=float, default=0.5, help="alpha-nDCG's redundancy penalty (default 0.5)")
@@ -159,7 +160,6 @@ def add_evaluate_command(sub):
                         "alpha-nDCG and Aspect-Recall, trec_eval's for nDCG and Recall); trec_eval: trec_eval's order for every metric")
     p.add_argument("--partial", action="store_true",
                    help="allow a run that covers only some of the domains; its overall row then says over which domains")
-    p.set_defaults(func=_evaluate)
 
 # %% ../nbs/13_cli.ipynb #3d26c204
 def add_llm_options(p: argparse.ArgumentParser):
@@ -208,10 +208,9 @@ def _agent(args) -> int:
 
 def add_agent_command(sub):
     "The `agent` subcommand."
-    p = sub.add_parser("agent", help="agentic retrieval: an LLM (or prf) searches in rounds and answers; writes traces",
-                       description="Run the agentic protocol of Bright-Pro on each domain and write <out>/<domain>/traces.jsonl "
-                                   "and <out>/meta.json. A killed run resumes where it stopped.")
-    add_dataset_options(p, static=False)
+    p = subcommand(sub, "agent", _agent, "agentic retrieval: an LLM (or prf) searches in rounds and answers; writes traces",
+                   "Run the agentic protocol of Bright-Pro on each domain and write <out>/<domain>/traces.jsonl "
+                   "and <out>/meta.json. A killed run resumes where it stopped.", dataset_options=dict(static=False))
     p.add_argument("--retriever", default="bm25-bright", help=f"the search tool's retriever: {', '.join(RETRIEVER_FORMS)}")
     p.add_argument("--protocol", choices=("fixed", "adaptive"), default="fixed", help="fixed rounds with an answer after each, or until the agent stops")
     p.add_argument("--rounds", type=int, default=3, help="fixed protocol: rounds R (1, 2 or 3; default 3)")
@@ -225,7 +224,6 @@ def add_agent_command(sub):
     p.add_argument("--snippet-tokenizer", default=None, help="a tokenizer name or path (default Qwen/Qwen3-0.6B when cached, else an approximation, recorded)")
     p.add_argument("--cache-dir", default=None, help="where indexes and embeddings are cached")
     add_llm_options(p)
-    p.set_defaults(func=_agent)
 
 # %% ../nbs/13_cli.ipynb #ea5a273f
 def _run_domains(args) -> dict:
@@ -257,26 +255,22 @@ def _agentic_eval(args) -> int:
 
 def add_judge_commands(sub):
     "The `judge` and `agentic-eval` subcommands."
-    j = sub.add_parser("judge", help="score an agent run's answers with an LLM judge (RC, OQ); writes judgements.jsonl",
-                       description="Judge every answer of an agent run (protocol.ipynb §5) and write <dir>/<domain>/judgements.jsonl "
-                                   "beside the traces. Resumes: answers already judged are skipped.")
+    j = subcommand(sub, "judge", _judge, "score an agent run's answers with an LLM judge (RC, OQ); writes judgements.jsonl",
+                   "Judge every answer of an agent run (protocol.ipynb §5) and write <dir>/<domain>/judgements.jsonl "
+                   "beside the traces. Resumes: answers already judged are skipped.", dataset_options=dict(domain_default=None, static=False), dataset=None)
     j.add_argument("run_dir", help="the --out folder of `brightpro agent`")
-    add_dataset_options(j, domain_default=None, static=False)
     j.add_argument("--reps", type=int, default=1, help="judge each answer this many times; mean, spread and agreement are reported")
     j.add_argument("--prompt-dir", default=None, help="a folder whose judge.md replaces the packaged judge prompt")
     add_llm_options(j)
-    j.set_defaults(func=_judge, dataset=None)   # None: the dataset the run was made on (meta.json)
-    e = sub.add_parser("agentic-eval", help="alpha-nDCG@5R per round, agentic nDCG/Recall, R, citations, RC/OQ/AER",
-                       description="Read an agent run (and its judgements, if any) and print per domain and overall: cumulative "
-                                   "alpha-nDCG@5R per round, agentic nDCG@k and Recall@k over the union, the distribution of R, "
-                                   "cited aspect coverage and hallucinated citations, RC, OQ and AER, tokens and cost per query.")
+    e = subcommand(sub, "agentic-eval", _agentic_eval, "alpha-nDCG@5R per round, agentic nDCG/Recall, R, citations, RC/OQ/AER",
+                   "Read an agent run (and its judgements, if any) and print per domain and overall: cumulative "
+                   "alpha-nDCG@5R per round, agentic nDCG@k and Recall@k over the union, the distribution of R, "
+                   "cited aspect coverage and hallucinated citations, RC, OQ and AER, tokens and cost per query.", dataset_options=dict(domain_default=None, static=False), dataset=None)
     e.add_argument("run_dir", help="the --out folder of `brightpro agent`")
-    add_dataset_options(e, domain_default=None, static=False)
     e.add_argument("--k", type=int, default=25, help="cut-off of agentic nDCG and Recall (default 25)")
     e.add_argument("--alpha", type=float, default=0.5)
     e.add_argument("--aspect-map", choices=ASPECT_MAPS, default="harness")
     e.add_argument("--json", action="store_true", help="print JSON")
-    e.set_defaults(func=_agentic_eval, dataset=None)
 
 # %% ../nbs/13_cli.ipynb #cb6866f6
 def _report(args) -> int:
@@ -289,10 +283,9 @@ def _report(args) -> int:
 
 def add_report_command(sub):
     "The `report` subcommand."
-    p = sub.add_parser("report", help="per-domain analysis notebooks, a summary and index.html (the main job)",
-                       description="Run what is missing (retrieval, evaluation, prf agent rounds), then papermill for each domain "
-                                   "and the summary, and write <out>/index.html linking every page, figure and table.")
-    add_dataset_options(p, static=False)
+    p = subcommand(sub, "report", _report, "per-domain analysis notebooks, a summary and index.html (the main job)",
+                   "Run what is missing (retrieval, evaluation, prf agent rounds), then papermill for each domain "
+                   "and the summary, and write <out>/index.html linking every page, figure and table.", dataset_options=dict(static=False))
     p.add_argument("--retrievers", default="bm25-bright,bm25,dense,fusion:bm25-bright+dense",
                    help="comma-separated retrievers (default bm25-bright,bm25,dense,fusion:bm25-bright+dense)")
     p.add_argument("--agent", choices=("prf", "none"), default="prf", help="the agent rounds in the report: prf (no LLM) or none")
@@ -303,11 +296,8 @@ def add_report_command(sub):
     p.add_argument("--baseline", default=None, help="the run the others are tested against (default the first retriever)")
     p.add_argument("--force", action="store_true", help="rebuild everything")
     p.add_argument("--cache-dir", default=None, help="where indexes and embeddings are cached")
-    p.set_defaults(func=_report)
 
 # %% ../nbs/13_cli.ipynb #0cadbf75
-from .recipes import models as recipe_models
-
 def _models(args) -> int:
     table = recipe_models(args.benchmark)
     print(table.to_json() if args.json else table.to_text())
@@ -315,11 +305,10 @@ def _models(args) -> int:
 
 def add_models_command(sub):
     "The `models` subcommand."
-    p = sub.add_parser("models", help="the dense recipes: instructions, encoder, precision, windows, published numbers",
-                       description="List how the authors of Bright-Pro and BRIGHT run each dense model (brightpro's dense:<model> recipes).")
+    p = subcommand(sub, "models", _models, "the dense recipes: instructions, encoder, precision, windows, published numbers",
+                   "List how the authors of Bright-Pro and BRIGHT run each dense model (brightpro's dense:<model> recipes).")
     p.add_argument("--benchmark", choices=("bright-pro", "bright"), default=None, help="only this benchmark's recipes (default both)")
     p.add_argument("--json", action="store_true", help="print JSON: one object per model and benchmark")
-    p.set_defaults(func=_models)
 
 # %% ../nbs/13_cli.ipynb #d6550ce5
 def build_parser() -> argparse.ArgumentParser:
