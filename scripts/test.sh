@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every check CI runs: set up .venv with the dev extra, notebooks clean and library in sync, lint, the docs site built,
-# notebooks re-executed against their saved outputs, notebook tests, pytest.
+# notebooks re-executed against their saved outputs, notebook tests, the wheel installed
+# with the core only, pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh dev
@@ -27,5 +28,7 @@ shopt -s nullglob
   nbs/course/*.ipynb nbs/course/solutions/*.ipynb
 echo "== nbdev-test"
 .venv/bin/nbdev-test --n-workers 2
+echo "== the wheel, installed with the core only into a fresh venv, evaluates a run"
+scripts/test_wheel.sh
 echo "== pytest"
 .venv/bin/python -m pytest -q "$@"
