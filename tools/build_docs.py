@@ -178,10 +178,12 @@ def gallery(out_dir: Path, report: Path | None) -> str:
     if report and (report/"index.html").exists():
         shutil.copytree(report, out_dir/"gallery"/"report", dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("*.sqlite", "cache", "runs", "*.npy"))
+        domains = sorted(p.parent.name for p in report.glob("*/report.html") if p.parent.name != "summary")
         lines += ["[Open the sample report](gallery/report/index.html){ .md-button }", "",
-                  "It was built from the bundled sample by the command below, with no network and no LLM "
-                  "(the agent rounds use the `prf` policy).", "",
-                  fence("brightpro report --dataset sample --out reports/sample", "sh")]
+                  f"It was built from the bundled sample ({', '.join(domains)}) with no network and no LLM (the agent "
+                  "rounds use the `prf` policy): by `scripts/demo.sh` (`brightpro report --dataset sample --out "
+                  "reports/sample`, every domain and retriever) or, where that report is absent, by `scripts/docs.sh` "
+                  "(biology, the two BM25 retrievers)."]
     else:
         lines += ["No report was built with this site: run `bash scripts/demo.sh`, then `bash scripts/docs.sh`."]
     (out_dir/"gallery.md").write_text("\n".join(lines) + "\n")
