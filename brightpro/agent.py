@@ -15,7 +15,7 @@ from pathlib import Path
 from fastcore.basics import patch
 
 from . import __version__
-from .core import (DOMAINS, BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, one_line, progress, quiet_progress, writing,
+from .core import (DOMAINS, BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, one_line, progress, quiet_progress, require, writing,
                             cache_dir as default_cache_dir)
 from .data import Domain, available_domains
 from .retriever import Retriever
@@ -86,7 +86,7 @@ def metadata(self: SnippetTokenizer) -> dict:
 
 # %% ../nbs/10_agent.ipynb #377c51d8
 def _auto_tokenizer(name_or_path: str):
-    from transformers import AutoTokenizer   # deferred: a heavy import, needed only when a tokenizer is there
+    AutoTokenizer = require("transformers", "dense", "a snippet tokenizer").AutoTokenizer   # deferred: needed only when a tokenizer is there
     return AutoTokenizer.from_pretrained(name_or_path, local_files_only=True)
 
 def load_snippet_tokenizer(name_or_path=None) -> SnippetTokenizer:
@@ -99,7 +99,10 @@ def load_snippet_tokenizer(name_or_path=None) -> SnippetTokenizer:
             return SnippetTokenizer(reason=f"{QWEN3_TOKENIZER} is not in the Hugging Face cache")
         try: return SnippetTokenizer(_auto_tokenizer(QWEN3_TOKENIZER), QWEN3_TOKENIZER)
         except Exception as e: return SnippetTokenizer(reason=f"{QWEN3_TOKENIZER} did not load offline: {one_line(e)}")
-    try: return SnippetTokenizer(_auto_tokenizer(str(name_or_path)), str(name_or_path))
+    text = str(name_or_path)
+    if (text.startswith(("/", ".", "~")) or text.count("/") > 1) and not Path(text).expanduser().exists():   # a path, not a hub id
+        raise BrightproError(f"{text}: no such tokenizer folder; pass a folder that holds a tokenizer, a hub id in the local cache, or 'approx'")
+    try: return SnippetTokenizer(_auto_tokenizer(text), text)
     except Exception as e:
         raise BrightproError(f"cannot load the snippet tokenizer {name_or_path} offline: {one_line(e)}") from None
 

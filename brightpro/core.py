@@ -18,7 +18,7 @@ __all__ = ['DOMAINS', 'ASPECT_MAPS', 'LOCK_FILE', 'parse_domains', 'BrightproErr
            'check_ks', 'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
            'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest',
            'json_ready', 'file_digest', 'json_digest', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock',
-           'writing', 'exit_with_parent']
+           'writing', 'exit_with_parent', 'require']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -259,3 +259,15 @@ def exit_with_parent(parent: int) -> str:
     if how == "watchdog": _watch_parent(parent)
     if os.getppid() != parent: os._exit(1)   # the parent died before the line above
     return how
+
+# %% ../nbs/00_core.ipynb #5e1a7c02
+def require(module: str, # the module to import, e.g. 'sentence_transformers'
+            extra: str, # the extra of brightpro that installs it: 'dense', 'agent', 'report' or 'synth'
+            what: str = "", # what needs it, for the message (default: the extra's name)
+           ):
+    "Import `module`, or raise one BrightproError naming the extra to install."
+    try: return importlib.import_module(module)
+    except ImportError as e:
+        if (e.name or module).split(".")[0] != module.split(".")[0]: raise   # the module is there but broken: show why
+        raise BrightproError(f"{what or extra} needs the {extra!r} extra ({module} is not installed): "
+                             f"pip install 'brightpro[{extra}]'") from None

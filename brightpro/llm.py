@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from fastcore.basics import patch
 
-from .core import BrightproError, check_int, check_writable_file, json_digest, one_line
+from .core import BrightproError, check_int, check_writable_file, json_digest, one_line, require
 
 # %% auto #0
 __all__ = ['RETRY_AFTER_MAX', 'LLMError', 'ToolCall', 'make_tool_call', 'parse_text_tool_calls', 'ChatReply', 'cache_key',
@@ -249,7 +249,7 @@ class LLMClient:
                  seed: int | None = None, # sampling seed
                  extra_body: dict | None = None, # extra request fields for the server (e.g. vLLM's chat_template_kwargs)
                 ):
-        import openai   # deferred: it takes 0.4 s to import, and only the LLM commands need it
+        openai = require("openai", "agent", "the LLM client")   # deferred: it takes 0.4 s to import, and only the LLM commands need it
         url = str(base_url or os.environ.get("BRIGHTPRO_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
         self.base_url = public_url(url)   # as written and printed; the request goes to `url`, credentials and all
         self.model = model or os.environ.get("BRIGHTPRO_LLM_MODEL") or ""

@@ -18,7 +18,7 @@ from fastcore.basics import patch
 from . import __version__
 from .core import (BrightproError, atomic_write, check_alpha, check_int, check_ks, check_writable_dir, file_digest,
                             folder_lock, json_digest, one_line, os_reason, package_path, parse_domains, progress, replace_folder,
-                            exit_with_parent)
+                            exit_with_parent, require)
 from .data import available_domains, load_domains
 from .retrieve import run_slug
 from .retrievers import get_retriever
@@ -89,7 +89,7 @@ def _quiet_kernels(log):
 
 def run_notebook(notebook, output, params: dict, cwd):
     "Execute `notebook` with papermill in a fresh kernel, in folder `cwd`, with `params`; the executed notebook goes to `output`."
-    import papermill   # deferred: a heavy import, needed only to build pages
+    papermill = require("papermill", "report", "brightpro report")   # deferred: a heavy import, needed only to build pages
     with tempfile.TemporaryFile() as log:
         try: papermill.execute_notebook(str(notebook), str(output), parameters=params, kernel_name="python3", language="python",
                                         cwd=str(cwd), progress_bar=False, log_output=False, request_save_on_cell_execute=False,
@@ -116,8 +116,8 @@ _QUIET.setLevel(logging.ERROR)
 
 def export_html(notebook, html, title: str = "report"):
     "Write the (executed) `notebook` as one self-contained HTML page `html`."
-    import nbformat
-    from nbconvert import HTMLExporter   # deferred: heavy imports
+    nbformat = require("nbformat", "report", "brightpro report")
+    HTMLExporter = require("nbconvert", "report", "brightpro report").HTMLExporter   # deferred: heavy imports
     # a page reads like a paper's appendix: prose, figures and tables; the code stays in the .ipynb beside it
     exporter = HTMLExporter(template_name="lab", extra_template_paths=[str(TEMPLATES)], template_file="page.html.j2", log=_QUIET,
                             exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
@@ -320,7 +320,7 @@ def index_context(report: Report) -> dict:
 
 def render_index(report: Report) -> str:
     "index.html for `report`, from the package's jinja2 template `templates/index.html.j2`."
-    import jinja2   # deferred: needed only for the index
+    jinja2 = require("jinja2", "report", "brightpro report")   # deferred: needed only for the index
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True, keep_trailing_newline=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     return env.get_template("index.html.j2").render(**index_context(report))

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, atomic_write, check_writable_dir, parse_domains, progress
+from .core import DOMAINS, BrightproError, atomic_write, check_writable_dir, parse_domains, progress, require
 
 # %% auto #0
 __all__ = ['FULL_SIZES', 'MEAN_DOC_CHARS', 'MEAN_QUERY_CHARS', 'ASPECTS_PER_QUERY', 'GOLD_PER_QUERY', 'RARE_SHARE',
@@ -41,7 +41,7 @@ _ALWAYS_CAPITAL = {"i": "I", "i'm": "I'm", "i've": "I've", "i'd": "I'd", "i'll":
 def _english_words() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "wordfreq's large English list, most frequent first: the words, their frequencies, and which are number templates."
     words, freqs = [], []
-    from wordfreq import get_frequency_list  # 0.15 s to import: only when a corpus is made
+    get_frequency_list = require("wordfreq", "synth", "data synth").get_frequency_list  # 0.15 s: only when a corpus is made
     for bucket, ws in enumerate(get_frequency_list("en", "large")):   # bucket b: frequency 10^(-b/100)
         for w in ws:
             if _WF_FORM.fullmatch(w) and not _OFFENSIVE.search(w):

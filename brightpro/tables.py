@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .core import atomic_write, check_ks
+from .core import atomic_write, check_ks, require
 from .render import latex_table, markdown_table
 from .recipes import BRIGHT_PRO_RECIPES
 
@@ -34,7 +34,7 @@ def _caption(folder: Path, name: str, caption):
 
 def save_figure(fig, folder, name: str, caption: str | None = None) -> list[Path]:
     "Save `fig` as `<folder>/<name>.png` and `<name>.svg`, byte for byte the same on every run."
-    import matplotlib   # deferred: only the notebooks draw
+    matplotlib = require("matplotlib", "report", "figures")   # deferred: only the notebooks draw
     folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
     paths = [folder/f"{name}.png", folder/f"{name}.svg"]
     with matplotlib.rc_context({"svg.hashsalt": "brightpro"}):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every check CI runs: set up .venv with the dev extra, notebooks clean and library in sync, lint, docs render,
-# notebooks re-executed against their saved outputs, notebook tests, pytest.
+# Every check CI runs: set up .venv with the dev extra, notebooks clean and library in sync, lint, the docs site built,
+# notebooks re-executed against their saved outputs, notebook tests, the wheel installed
+# with the core only, pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh dev
@@ -19,13 +20,15 @@ echo "== ruff: unused imports and names (F rules) in the library, tests, benchma
 .venv/bin/ruff check --quiet --select F brightpro tests benchmarks tools
 echo "== the bundled sample matches its sources"
 .venv/bin/python tools/build_sample.py --check
-echo "== docs: every notebook renders (nbconvert; Quarto builds the full site where it is installed)"
-find nbs -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' -print0 \
-  | xargs -0 .venv/bin/jupyter nbconvert --log-level WARN --to html --output-dir _docs/nbconvert
+echo "== docs: the site builds (scripts/docs.sh -> _site/; the browser test below opens every page)"
+BRIGHTPRO_SKIP_SETUP=1 scripts/docs.sh
 echo "== notebooks: re-executed, every saved output must come out the same (nbval)"
 shopt -s nullglob
-.venv/bin/python -m pytest -q -p no:cacheprovider --nbval --nbval-current-env nbs/*.ipynb nbs/tutorials/*.ipynb nbs/analysis/*.ipynb
+.venv/bin/python -m pytest -q -p no:cacheprovider --nbval --nbval-current-env nbs/*.ipynb nbs/tutorials/*.ipynb nbs/analysis/*.ipynb \
+  nbs/course/*.ipynb nbs/course/solutions/*.ipynb
 echo "== nbdev-test"
 .venv/bin/nbdev-test --n-workers 2
+echo "== the wheel, installed with the core only into a fresh venv, evaluates a run"
+scripts/test_wheel.sh
 echo "== pytest"
 .venv/bin/python -m pytest -q "$@"
