@@ -21,7 +21,7 @@ echo "== ruff: unused imports and names (F rules) in the library, tests, benchma
 echo "== the bundled sample matches its sources"
 .venv/bin/python tools/build_sample.py --check
 echo "== docs: the site builds (scripts/docs.sh -> _site/; the browser test below opens every page)"
-BRIGHTPRO_SKIP_SETUP=1 scripts/docs.sh
+BRIGHTPRO_SKIP_SETUP=1 bash scripts/docs.sh
 echo "== notebooks: re-executed, every saved output must come out the same (nbval)"
 shopt -s nullglob
 .venv/bin/python -m pytest -q -p no:cacheprovider --nbval --nbval-current-env nbs/*.ipynb nbs/tutorials/*.ipynb nbs/analysis/*.ipynb \
@@ -29,6 +29,6 @@ shopt -s nullglob
 echo "== nbdev-test"
 .venv/bin/nbdev-test --n-workers 2
 echo "== the wheel, installed with the core only into a fresh venv, evaluates a run"
-scripts/test_wheel.sh
+bash scripts/test_wheel.sh
 echo "== pytest"
 .venv/bin/python -m pytest -q "$@"
