@@ -15,10 +15,10 @@ from tqdm import tqdm   # tqdm.auto would want ipywidgets in a notebook
 
 # %% auto #0
 __all__ = ['DOMAINS', 'ASPECT_MAPS', 'LOCK_FILE', 'parse_domains', 'BrightproError', 'quiet_progress', 'progress', 'cache_dir',
-           'check_ks', 'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
-           'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest',
-           'json_ready', 'file_digest', 'json_digest', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock',
-           'writing', 'exit_with_parent', 'require']
+           'hub_offline', 'check_ks', 'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange',
+           'check_writable_dir', 'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest',
+           'text_digest', 'json_ready', 'file_digest', 'json_digest', 'nan_mean', 'replace_folder', 'package_path',
+           'folder_lock', 'writing', 'exit_with_parent', 'require']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -59,6 +59,11 @@ def progress(iterable=None, **kwargs):
 def cache_dir() -> Path:
     "Where derived data is cached: $BRIGHTPRO_CACHE, else ~/.cache/brightpro."
     return Path(os.environ.get("BRIGHTPRO_CACHE") or Path.home()/".cache"/"brightpro")
+
+# %% ../nbs/00_core.ipynb #f1f3b847
+def hub_offline() -> bool:
+    "True when the user said not to reach the Hugging Face hub (HF_HUB_OFFLINE=1, true, yes or on)."
+    return os.environ.get("HF_HUB_OFFLINE", "0").strip().lower() in ("1", "true", "yes", "on")
 
 # %% ../nbs/00_core.ipynb #58934675
 ASPECT_MAPS = ("harness", "per-query")

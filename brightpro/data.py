@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, hasher, package_path, parse_domains
+from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, hasher, hub_offline, package_path, parse_domains
 from .render import text_table
 
 # %% auto #0
@@ -174,7 +174,7 @@ def hub_source(benchmark="brightpro", revision=None, configs=("examples", "aspec
     from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
     repo = BRIGHT_PRO_REPO if benchmark == "brightpro" else BRIGHT_REPO
     patterns = [f"{c}/{d}{s}" for c in configs for d in domains for s in (".parquet", "-*.parquet")]
-    offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes")
+    offline = hub_offline()
     try:
         path = snapshot_download(repo, repo_type="dataset", revision=revision, allow_patterns=patterns,
                                  local_files_only=offline, etag_timeout=5)

