@@ -231,6 +231,10 @@ def test_the_summary_sets_the_published_points_beside_ours_on_the_full_dataset(b
     assert bm25.published == 40.3 and bm25.ours == round(100 * ours, 1) and bm25["our run"] == "bm25-bright"
     assert refs[refs.setting.str.startswith("agentic")]["ours"].notna().all()
     assert refs[refs.benchmark == "BRIGHT"]["ours"].isna().all()
+    per = pd.read_csv(out/"summary"/"tables"/"reference_per_domain.csv").set_index("domain")
+    assert per.loc["biology", "Qwen/Qwen3-Embedding-4B"] == 42.407            # MTEB's nDCG@10 (binary gold)
+    pq = read_results(out/"results", "biology").per_query
+    assert per["bm25-bright"].notna().all() and abs(per.loc["biology", "bm25-bright"] - 100 * pq[pq.run == "bm25-bright"]["ndcg@10"].mean()) < 1e-9
 
 
 @pytest.mark.parametrize("domains, retrievers", [(DOMAINS, ["bm25-bright", "bm25"]), (["psychology"], ["bm25-bright"])])
