@@ -16,8 +16,9 @@ from .render import latex_table, markdown_table
 from .recipes import BRIGHT_PRO_RECIPES
 
 # %% auto #0
-__all__ = ['TABLE_FORMATS', 'FULL_QUERIES', 'FINAL_SECOND_HAND', 'PUBLISHED', 'read_captions', 'save_figure', 'save_table',
-           'png_size', 'main_k', 'is_full_dataset', 'reference_points']
+__all__ = ['TABLE_FORMATS', 'FULL_QUERIES', 'FINAL_SECOND_HAND', 'PUBLISHED', 'MTEB_RESULTS', 'MTEB_NOTE', 'PUBLISHED_PER_DOMAIN',
+           'read_captions', 'save_figure', 'save_table', 'png_size', 'main_k', 'is_full_dataset', 'reference_points',
+           'published_per_domain']
 
 # %% ../nbs/12a_tables.ipynb #b5eccffa22
 def read_captions(folder) -> dict:
@@ -85,7 +86,7 @@ FINAL_SECOND_HAND = "final paper, quoted second-hand"   # issue 17: three indepe
 PUBLISHED = [   # protocol.ipynb §6; the pre-final (2025 submission) Bright-Pro numbers are dropped
     ("Bright-Pro", f"static, mean over domains ({FINAL_SECOND_HAND})", "BM25", "alpha_ndcg@25", 40.3, "bm25-bright"),
     *[("Bright-Pro", f"static, mean over domains ({FINAL_SECOND_HAND})", r.model, p["metric"], p["value"], f"dense:{r.model}")
-      for r in BRIGHT_PRO_RECIPES for p in r.published],   # each dense recipe's number (recipes.ipynb)
+      for r in BRIGHT_PRO_RECIPES for p in r.published if not p.get("domain")],   # each dense recipe's overall number (recipes.ipynb)
     ("Bright-Pro", f"agentic, fixed R = 3, GPT-5-mini ({FINAL_SECOND_HAND})", "BM25", "alpha_ndcg@15", 51.5, "agent bm25-bright"),
     ("BRIGHT", "static, StackExchange mean", "BM25", "ndcg@10", 17.2, None),
     ("BRIGHT", "static, StackExchange mean", "best dense model", "ndcg@10", 22.8, None),
@@ -101,3 +102,26 @@ def reference_points(static: dict, agent: dict | None = None) -> pd.DataFrame:
         rows.append({"benchmark": bench, "setting": setting, "system": system, "metric": metric, "published": value,
                      "ours": None if v is None else round(100 * v, 1), "our run": ours if v is not None else None})
     return pd.DataFrame(rows)
+
+# %% ../nbs/12a_tables.ipynb #a17b0002
+MTEB_RESULTS = "github.com/embeddings-benchmark/results"
+MTEB_NOTE = "MTEB's evaluation (binary gold, nDCG@10), not the paper's"
+_Q3_4B = "results/Qwen__Qwen3-Embedding-4B/636cd9bf47d976946cdbb2b0c3ca0cb2f8eea5ff/BrightPro{}Retrieval.json"
+PUBLISHED_PER_DOMAIN = [   # (model, domain, metric, value as in the file: a fraction, commit, path); models without a recipe
+    # the repository keeps two runs of each file: these are the later ones (the files' `date`); the earlier differ by <= 0.8 points
+    ("Qwen/Qwen3-Embedding-4B", "biology", "ndcg@10", 0.42407, "50857bc14252201c1a8bb3184b221ee3cc603203", _Q3_4B.format("Biology")),
+    ("Qwen/Qwen3-Embedding-4B", "earth_science", "ndcg@10", 0.52638, "50857bc14252201c1a8bb3184b221ee3cc603203", _Q3_4B.format("EarthScience")),
+    ("Qwen/Qwen3-Embedding-4B", "economics", "ndcg@10", 0.38598, "31b72345842423a9297f680f65444b97f7fceca9", _Q3_4B.format("Economics")),
+    ("Qwen/Qwen3-Embedding-4B", "psychology", "ndcg@10", 0.35398, "df8d00c4d394c2e44656a4fa5f0c94a68291f896", _Q3_4B.format("Psychology")),
+    ("Qwen/Qwen3-Embedding-4B", "robotics", "ndcg@10", 0.33579, "83c000acbe9b8b55896f34d80e37e0e9814d442a", _Q3_4B.format("Robotics")),
+    ("Qwen/Qwen3-Embedding-4B", "stackoverflow", "ndcg@10", 0.46978, "df8d00c4d394c2e44656a4fa5f0c94a68291f896", _Q3_4B.format("Stackoverflow")),
+    ("Qwen/Qwen3-Embedding-4B", "sustainable_living", "ndcg@10", 0.3629, "50857bc14252201c1a8bb3184b221ee3cc603203", _Q3_4B.format("SustainableLiving")),
+]
+
+def published_per_domain(metric: str = "ndcg@10") -> pd.DataFrame:
+    "Published per-domain numbers (x 100) of `metric`: model, domain, metric, value, source; from the recipes' `domain` entries and `PUBLISHED_PER_DOMAIN`."
+    rows = [{"model": r.model, "domain": p["domain"], "metric": p["metric"], "value": p["value"], "source": p["source"]}
+            for r in BRIGHT_PRO_RECIPES for p in r.published if p.get("domain") and p["metric"] == metric]
+    rows += [{"model": m, "domain": d, "metric": k, "value": round(100 * v, 3), "source": f"{MTEB_NOTE}: {MTEB_RESULTS}@{c[:10]} {path}"}
+             for m, d, k, v, c, path in PUBLISHED_PER_DOMAIN if k == metric]
+    return pd.DataFrame(rows, columns=["model", "domain", "metric", "value", "source"])

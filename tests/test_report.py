@@ -231,6 +231,10 @@ def test_the_summary_sets_the_published_points_beside_ours_on_the_full_dataset(b
     assert bm25.published == 40.3 and bm25.ours == round(100 * ours, 1) and bm25["our run"] == "bm25-bright"
     assert refs[refs.setting.str.startswith("agentic")]["ours"].notna().all()
     assert refs[refs.benchmark == "BRIGHT"]["ours"].isna().all()
+    per = pd.read_csv(out/"summary"/"tables"/"reference_per_domain.csv").set_index("domain")
+    assert per.loc["biology", "Qwen/Qwen3-Embedding-4B"] == 42.407            # MTEB's nDCG@10 (binary gold)
+    pq = read_results(out/"results", "biology").per_query
+    assert per["bm25-bright"].notna().all() and abs(per.loc["biology", "bm25-bright"] - 100 * pq[pq.run == "bm25-bright"]["ndcg@10"].mean()) < 1e-9
 
 
 @pytest.mark.parametrize("domains, retrievers", [(DOMAINS, ["bm25-bright", "bm25"]), (["psychology"], ["bm25-bright"])])
@@ -243,3 +247,31 @@ def test_one_report_loads_each_domain_once(tmp_path, monkeypatch, domains, retri
     assert [p.status for p in rep.pages] == ["built"] * len(domains)
     assert sorted(loads) == sorted(ALL_DOMAINS)   # every domain once (the agentic subset is drawn over all); before: 5 per domain
                                               # with one retriever and 8 with two, plus the seven of each subset draw
+
+
+# Source values (fractions) as read from github.com/embeddings-benchmark/results, with the commit each was read at:
+# results/Qwen__Qwen3-Embedding-4B/636cd9bf47d976946cdbb2b0c3ca0cb2f8eea5ff/BrightPro<Domain>Retrieval.json,
+# scores.standard[0].ndcg_at_10 (MTEB's evaluation on binary gold, not the paper's).
+MTEB_QWEN3_4B = {
+    "biology": (0.42407, "50857bc14252201c1a8bb3184b221ee3cc603203", "BrightProBiologyRetrieval.json"),
+    "earth_science": (0.52638, "50857bc14252201c1a8bb3184b221ee3cc603203", "BrightProEarthScienceRetrieval.json"),
+    "economics": (0.38598, "31b72345842423a9297f680f65444b97f7fceca9", "BrightProEconomicsRetrieval.json"),
+    "psychology": (0.35398, "df8d00c4d394c2e44656a4fa5f0c94a68291f896", "BrightProPsychologyRetrieval.json"),
+    "robotics": (0.33579, "83c000acbe9b8b55896f34d80e37e0e9814d442a", "BrightProRoboticsRetrieval.json"),
+    "stackoverflow": (0.46978, "df8d00c4d394c2e44656a4fa5f0c94a68291f896", "BrightProStackoverflowRetrieval.json"),
+    "sustainable_living": (0.3629, "50857bc14252201c1a8bb3184b221ee3cc603203", "BrightProSustainableLivingRetrieval.json"),
+}
+
+
+def test_published_per_domain_equals_mteb_results_files():
+    "Each per-domain number is the source file's ndcg_at_10 x 100, and its source names MTEB, the commit and the file."
+    from brightpro.tables import MTEB_NOTE, published_per_domain
+    pub = published_per_domain("ndcg@10")
+    q = pub[pub.model == "Qwen/Qwen3-Embedding-4B"].set_index("domain")
+    assert sorted(q.index) == sorted(MTEB_QWEN3_4B) == sorted(ALL_DOMAINS)
+    for d, (v, commit, name) in MTEB_QWEN3_4B.items():
+        assert q.loc[d, "value"] == round(100 * v, 3)
+        src = q.loc[d, "source"]
+        assert MTEB_NOTE in src and commit[:10] in src and src.endswith(name) and "Qwen__Qwen3-Embedding-4B" in src
+    # the second-hand quote, one decimal
+    assert [round(100 * MTEB_QWEN3_4B[d][0], 1) for d in ALL_DOMAINS] == [42.4, 52.6, 38.6, 35.4, 33.6, 47.0, 36.3]
