@@ -249,7 +249,9 @@ class Report:
 # %% ../nbs/12b_report.ipynb #8896cef3
 def _where(p: Page) -> str:
     if p.status == "skipped": return ""
-    return f" -> {p.name}/report.html" + (" (the notebook up to the error)" if p.status == "failed" and p.error and p.error.startswith("cell ") else "")
+    if p.status == "failed":   # a page exists only when its notebook ran (up to the error)
+        return f" -> {p.name}/report.html (the notebook up to the error)" if p.error and p.error.startswith("cell ") else ""
+    return f" -> {p.name}/report.html"
 
 
 @patch
