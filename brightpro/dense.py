@@ -72,7 +72,7 @@ def _fetchable(model: str) -> bool:
     cached = not Path(model).exists() and _in_hub_cache(model)
     why = None if Path(model).exists() or cached else _hub_problem(model)
     if why: raise BrightproError(f"cannot load dense model {model!r}: {why}; download it where the hub is reachable "
-                                 f"(hf download {model} --local-dir DIR) and pass dense:DIR, or use the packaged --retriever dense")
+                                 f"(hf download {model} --local-dir DIR) and pass dense:DIR, or use the packaged model (retriever 'dense')")
     return cached
 
 def _dtype(name: str | None) -> dict:
@@ -91,7 +91,7 @@ def load_sentence_transformer(model: str, device=None, max_length=None, trust_re
         if local.is_file() or (local.is_dir() and not any((local/f).exists() for f in ("modules.json", "config.json"))):
             why = "is a file, not a model folder" if local.is_file() else "holds no model (no modules.json or config.json)"
             raise BrightproError(f"cannot load dense model {model!r}: it {why}; pass the folder a model was downloaded to "
-                                 f"(hf download NAME --local-dir DIR), or use the packaged --retriever dense")
+                                 f"(hf download NAME --local-dir DIR), or use the packaged model (retriever 'dense')")
         cached = _fetchable(model)
         SentenceTransformer = require("sentence_transformers", "dense", "dense retrieval").SentenceTransformer
         try:
@@ -213,7 +213,7 @@ def prepare(self: EmbeddingCache):
     except OSError as e: raise self._error(e) from None
     if free < need:
         raise BrightproError(f"not enough free space for dense embeddings in the cache folder {self.path}: {_size(need)} needed, "
-                             f"{_size(free)} free; free some space or pass another --cache-dir (chunks already encoded are kept and reused)")
+                             f"{_size(free)} free; free some space or choose another cache_dir (chunks already encoded are kept and reused)")
 
 # %% ../nbs/05d_dense.ipynb #e585fa75
 @patch

@@ -223,7 +223,7 @@ def check_environment(r: Recipe, # the recipe
         pins = " ".join(f"{p}=={v}" for p, v in r.environment.items())
         raise BrightproError(f"{r.model} on {r.benchmark} is known to reproduce the authors' numbers with {pins}, but this "
                              f"environment has {have}; install theirs with `pip install {pins}` (or `pip install -r "
-                             f"{CONSTRAINTS[r.benchmark]}` from a brightpro checkout), or pass --option outside_environment=true "
+                             f"{CONSTRAINTS[r.benchmark]}` from a brightpro checkout), or pass the option outside_environment=true "
                              f"to run anyway (the run's metadata records it)")
     return {p: found.get(p) for p in r.environment}
 
