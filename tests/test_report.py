@@ -10,7 +10,7 @@ import pytest
 import brightpro.data as data
 import brightpro.report as report
 import brightpro.results as results
-from brightpro.core import DOMAINS as ALL_DOMAINS, LOCK_FILE, BrightproError, file_digest, replace_folder
+from brightpro.core import DOMAINS as ALL_DOMAINS, LOCK_FILE, BrightproError, file_digest, replace_folder, text_digest
 from brightpro.data import load_domain
 from brightpro.report import build_page, build_report
 from brightpro.results import RESULT_FILES, Layout, domain_runs, read_results, write_results
@@ -165,6 +165,7 @@ def llm_run(folder: Path, dom):
                        "calls": 6, "latency_s": 0.1, "cost": 0.001, "parsed_from_text": 0, "errors": []})
         for r in (1, 2, 3):
             judgements.append({"qid": q, "round": r, "rep": 1, "status": "ok", "aspect_scores": {"a1": 1.0, "a2": 0.5},
+                               "answer_digest": text_digest(answers[r - 1]["answer"]),   # the answer judged: a judgement is tied to it
                                "overall_quality": 2 + (i + r) % 3, "justification": "toy", "rc": 3, "weighted_coverage": 0.5,
                                "tries": 1, "error": None})
     (folder/dom.name/"traces.jsonl").write_text("".join(json.dumps(t) + "\n" for t in traces))
