@@ -60,3 +60,26 @@ def server():
         made.append(LocalChatServer(*args, **kwargs)); return made[-1]
     yield make
     for s in made: s.close()
+
+
+# --- a real browser, for the report's and the docs site's browser tests ---------------------------------------------
+CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+needs_browser = pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(DRIVER).exists()),
+                                   reason=f"the browser check needs Debian's chromium and chromium-driver ({CHROMIUM}, {DRIVER}): "
+                                          "apt-get install chromium chromium-driver")
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+              "--disable-sync", "--no-first-run", "--window-size=1400,1000", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    d.set_page_load_timeout(60)
+    yield d
+    d.quit()

@@ -9,18 +9,12 @@ import pytest
 
 from brightpro.core import BrightproError
 from brightpro.data import DataError, SAMPLE_ROOT, load_domain, resolve_source
+from test_data import _clean_rows
 
 SAMPLE = SAMPLE_ROOT/"bright_pro"
 
 
-def _rows():
-    examples = [dict(id="1", query="why is the sky blue", gold_ids=["d1", "d2"], reference_answer="[d1]"),
-                dict(id="2", query="why do leaves fall", gold_ids=["d3"], reference_answer="[d3]")]
-    aspects = [dict(id="biology-1-a1", content="scattering", weight=2, supporting_docs=["d1"]),
-               dict(id="biology-1-a2", content="wavelength", weight=1, supporting_docs=["d2"]),
-               dict(id="biology-2-a1", content="abscission", weight=3, supporting_docs=["d3"])]
-    documents = [dict(id=f"d{i}", content=f"text {i} about the sky and leaves") for i in range(1, 6)]
-    return examples, aspects, documents
+_rows = _clean_rows   # the clean domain of test_data, which each test here spoils in one way
 
 
 def _write(root: Path, examples, aspects, documents, suffix="json", domain="biology"):

@@ -10,13 +10,12 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
+from conftest import needs_browser
+
 ROOT = Path(__file__).resolve().parents[1]
 SITE = Path(os.environ.get("BRIGHTPRO_DOCS_SITE", ROOT/"_site"))
-CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 pytestmark = [
-    pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(DRIVER).exists()),
-                       reason=f"the browser check needs Debian's chromium and chromium-driver ({CHROMIUM}, {DRIVER}): "
-                              "apt-get install chromium chromium-driver"),
+    needs_browser,   # the `driver` fixture: conftest
     pytest.mark.skipif(not (SITE/"index.html").exists(), reason=f"no docs site at {SITE}: run `bash scripts/docs.sh` first"),
 ]
 
@@ -24,22 +23,6 @@ pytestmark = [
 def site_pages() -> list:
     "Every page MkDocs wrote (the gallery's copied report aside)."
     return sorted(p for p in SITE.rglob("*.html") if "gallery/report" not in p.as_posix() and p.name != "404.html")
-
-
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-              "--disable-sync", "--no-first-run", "--window-size=1400,1000", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
-        opts.add_argument(a)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    d = webdriver.Chrome(service=Service(DRIVER), options=opts)
-    d.set_page_load_timeout(60)
-    yield d
-    d.quit()
 
 
 def visit(driver, page: Path) -> dict:

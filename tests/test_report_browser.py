@@ -11,11 +11,9 @@ import pytest
 from brightpro.core import file_digest
 from brightpro.report import build_report
 from brightpro.results import MANIFEST, RESULT_FILES
+from conftest import needs_browser
 
-CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-pytestmark = pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(DRIVER).exists()),
-                                reason=f"the browser check needs Debian's chromium and chromium-driver ({CHROMIUM}, {DRIVER}): "
-                                       "apt-get install chromium chromium-driver")
+pytestmark = needs_browser   # the `driver` fixture: conftest
 VISIT = (".html", ".svg", ".png")        # what a browser shows; CSV, markdown, LaTeX and .ipynb are checked as files
 
 
@@ -33,22 +31,6 @@ def report_dir(tmp_path_factory):
     rep = build_report("sample", ["biology", "economics"], retrievers=["bm25-bright", "bm25"], agent="prf", out=out, jobs=2, cache_dir=cache)
     assert [p.status for p in rep.pages] == ["up to date", "failed"]
     return out
-
-
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-              "--disable-sync", "--no-first-run", "--window-size=1400,1000", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
-        opts.add_argument(a)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    d = webdriver.Chrome(service=Service(DRIVER), options=opts)
-    d.set_page_load_timeout(60)
-    yield d
-    d.quit()
 
 
 def load(driver, url: str) -> dict:
