@@ -161,3 +161,50 @@ def test_recipe_run_metadata_records_recipe_options_and_libraries(tiny, monkeypa
     m = r.metadata()
     assert m["recipe"]["model"] == tiny["bert"] and m["outside_environment"] is True
     assert m["options"] == {"batch_size": 3, "recipe": tiny["bert"], "outside_environment": True} and "transformers" in m["libraries"]
+
+
+@pytest.fixture(scope="module")
+def gritlm_package(tmp_path_factory):
+    "The authors' `gritlm` 1.0.2 (its code only: its other requirements are torch and transformers, already here)."
+    import subprocess
+    target = tmp_path_factory.mktemp("gritlm-package")
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), "gritlm==1.0.2"],
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode: pytest.skip(f"gritlm 1.0.2 cannot be installed here: {done.stderr.strip().splitlines()[-1:]}")
+    sys.path.insert(0, str(target))
+    yield target
+    sys.path.remove(str(target)); [sys.modules.pop(m) for m in list(sys.modules) if m.split(".")[0] == "gritlm"]
+
+
+def test_gritlm_package_leaves_the_instruction_out_of_pooling(gritlm_package, tmp_path, monkeypatch):
+    "GritLM's recipe through the `gritlm` package: instruction apart, mean pooling over the text only, 256/2048 windows."
+    from transformers import MistralConfig, MistralModel
+    import gritlm
+    folder = tmp_path/"tiny-grit"
+    MistralModel(MistralConfig(vocab_size=len(WORDS), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                               num_key_value_heads=1, head_dim=16, pad_token_id=0)).save_pretrained(folder)
+    _tokenizer(folder)
+    grit = recipes.recipe("GritLM/GritLM-7B", "bright-pro")
+    import dataclasses
+    monkeypatch.setattr(recipes, "RECIPES", [dataclasses.replace(grit, model=str(folder))]); _models.clear()
+    r = Dense(str(folder), recipe=str(folder), domain="biology", outside_environment=True)
+    assert isinstance(r.model, gritlm.GritLM) and r.model.embedding_attr is None   # embedding mode
+    seen = []
+    r.model.model.register_forward_pre_hook(lambda m, a, kw: seen.append({k: v.clone() for k, v in kw.items() if torch.is_tensor(v)}),
+                                            with_kwargs=True)
+    long_query = " ".join(["volcano"] * 300)
+    q = r.encode(["a volcano erupts", long_query], r.query_instruction, role="query")
+    d = r.encode([long_query], r.doc_instruction)
+    instr = r.model.tokenizer(r.query_instruction)["input_ids"]
+    ids = seen[0]["input_ids"]
+    assert ids[0, :len(instr)].tolist() == instr                     # the instruction reached the model as text...
+    assert len(seen) == 3 and seen[1]["input_ids"].shape[1] == 256   # batch 1 (the recipe's); a query is cut at 256 tokens,
+    assert seen[2]["input_ids"].shape[1] == len(r.model.tokenizer(r.doc_instruction)["input_ids"]) + 300   # a document is not
+    # ...and the embedding is the mean of the text's hidden states only, as a bare transformers forward gives it
+    mask = seen[0]["attention_mask"][0].bool()
+    with torch.no_grad(): hidden = MistralModel.from_pretrained(folder)(input_ids=ids[:1], attention_mask=seen[0]["attention_mask"][:1],
+                                                                       is_causal=False).last_hidden_state[0]
+    text = mask.clone(); text[:len(instr)] = False
+    want = hidden[text].mean(0); want = (want / want.norm()).numpy()
+    assert np.allclose(q[0], want, atol=1e-5) and not np.allclose(q[0], (hidden[mask].mean(0) / hidden[mask].mean(0).norm()).numpy(), atol=1e-3)
+    assert d.shape == (1, 32) and np.isfinite(d).all()
