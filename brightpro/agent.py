@@ -128,7 +128,7 @@ class SearchTool:
         self._row = {d: i for i, d in enumerate(docs.column("id").to_pylist())}
         self._texts = docs.column("content")
         self._lock, self._snippets = threading.Lock(), {}
-        self._idf, self._stems = None, {}   # for prf's salient terms
+        self._idf, self._stems, self.cache_dir = None, {}, cache_dir   # for prf's salient terms
         self.searches = 0
 
     def __repr__(self):
@@ -320,10 +320,13 @@ def run_adaptive(self: LLMPolicy, tool: SearchTool, trace: QueryTrace, question:
 # %% ../nbs/10_agent.ipynb #5e2c60c6
 @patch(as_prop=True)
 def idf(self: SearchTool) -> dict[str, float]:
-    "{Lucene term: idf} over the domain's corpus, log((N + 1) / (df + 0.5)) as BM25 counts it; computed once."
+    "{Lucene term: idf} over the domain's corpus, log((N + 1) / (df + 0.5)) as BM25 counts it: the retriever's own, else bm25-bright's cached index; computed once."
     with self._lock, quiet_progress():
         if self._idf is None:
-            idf = self.retriever.term_idf()   # the retriever's own (bm25-bright's index), else counted here
+            idf = self.retriever.term_idf()   # the retriever's own (bm25-bright's index)
+            if idf is None and self.cache_dir is not None:   # bm25-bright's index holds the same counts and outlives this run
+                bm25 = get_retriever("bm25-bright", domain=self.domain.name, cache_dir=self.cache_dir)
+                bm25.index(self.domain.documents.column("id"), self._texts); idf = bm25.term_idf()
             self._idf = lucene_idf(self._texts) if idf is None else idf
         return self._idf
 

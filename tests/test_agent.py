@@ -438,3 +438,14 @@ def test_agentic_subset_procedure_by_hand():
     assert agentic_subset(ids) == by_hand and list(agentic_subset(ids)) == ["biology", "economics"]
     assert all(len(v) == 25 == len(set(v)) for v in by_hand.values())
     with pytest.raises(BrightproError, match="has 6"): agentic_subset({"biology": [str(i) for i in range(6)]})
+
+
+def test_prf_idf_of_a_retriever_without_one_comes_from_bm25_brights_cached_index(biology, tmp_path):
+    "prf's document frequencies for bm25 (bm25s): bm25-bright's index (cached once, reused), equal to counting the corpus anew."
+    from brightpro.bm25 import lucene_idf
+    tool = SearchTool("bm25", biology, tokenizer="approx", cache_dir=tmp_path)
+    assert tool.retriever.term_idf() is None
+    assert tool.idf == lucene_idf(biology.documents.column("content"))
+    assert len(list((tmp_path/"bm25-bright").iterdir())) == 1                      # the index is on disk for the next tool
+    again = SearchTool("bm25", biology, tokenizer="approx", cache_dir=tmp_path)
+    assert again.idf == tool.idf and len(list((tmp_path/"bm25-bright").iterdir())) == 1
