@@ -14,14 +14,14 @@ from pathlib import Path
 import pandas as pd
 from fastcore.basics import patch
 
-from .core import BrightproError
+from .core import DOMAINS, BrightproError
 from .render import text_table
 
 # %% auto #0
 __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'BENCHMARKS', 'ENCODERS', 'FINAL_PAPER', 'QWEN3_Q', 'QWEN3_Q_LONG', 'GRIT_Q',
-           'GRIT_Q_LONG', 'GRIT_D', 'INSTRUCTOR', 'BRIGHT_PRO_ENV', 'BRIGHT_ENV', 'CONSTRAINTS', 'BRIGHT_PRO_RECIPES',
-           'BRIGHT_RECIPES', 'RECIPES', 'Recipe', 'benchmark_name', 'hub_id', 'recipe', 'installed_versions',
-           'check_environment', 'ModelsTable', 'models']
+           'GRIT_Q_LONG', 'GRIT_D', 'INSTRUCTOR', 'BRIGHT_PRO_ENV', 'BRIGHT_ENV', 'CONSTRAINTS', 'MTEB_RESULTS',
+           'MTEB_NOTE', 'BRIGHT_PRO_RECIPES', 'BRIGHT_RECIPES', 'RECIPES', 'Recipe', 'benchmark_name', 'hub_id',
+           'recipe', 'installed_versions', 'check_environment', 'ModelsTable', 'models']
 
 # %% ../nbs/05c_recipes.ipynb #ba13956a
 BRIGHT_PRO_REPO = "yale-nlp/Bright-Pro@5df9e9baf5a0525a2b962d73f213c9dee63c5f3e"
@@ -73,6 +73,76 @@ def _final(value: float) -> tuple:
     "One published overall number of the final Bright-Pro paper (second-hand)."
     return ({"metric": "alpha_ndcg@25", "scope": "overall (7 domains)", "value": value, "source": FINAL_PAPER, "second_hand": True},)
 
+# %% ../nbs/05c_recipes.ipynb #dd42f168
+MTEB_RESULTS = "github.com/embeddings-benchmark/results"
+MTEB_NOTE = "MTEB's evaluation (binary gold, nDCG@10), not the paper's"
+# nDCG@10 per domain (a fraction, as in the file; domains in DOMAINS order) and the commit storing each file: the later of the
+# two runs the repository keeps of each (the files' `date`, August 2026); the earlier ones differ by up to 1.8 points
+_MTEB = {   # model: (its folder under results/, [(ndcg@10, commit), ...])
+    "Qwen/Qwen3-Embedding-8B": ("Qwen__Qwen3-Embedding-8B/4e423935c619ae4df87b646a3ce949610c66241c", [
+        (0.43637, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.52582, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.36599, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.38508, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.40843, "a69f0e25f4db0f3bad9ac2ed9729675f53395bfc"),
+        (0.46008, "a69f0e25f4db0f3bad9ac2ed9729675f53395bfc"),
+        (0.34064, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+    ]),
+    "reasonir/ReasonIR-8B": ("ReasonIR__ReasonIR-8B/c3d0690370ff4a8c3d3882d8dfa85c43650034fa", [
+        (0.33809, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.44151, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.2611, "a69f0e25f4db0f3bad9ac2ed9729675f53395bfc"),
+        (0.27697, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.33139, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.38006, "a69f0e25f4db0f3bad9ac2ed9729675f53395bfc"),
+        (0.27702, "a69f0e25f4db0f3bad9ac2ed9729675f53395bfc"),
+    ]),
+    "Alibaba-NLP/gte-Qwen2-7B-instruct": ("Alibaba-NLP__gte-Qwen2-7B-instruct/e26182b2122f4435e8b3ebecbf363990f409b45b", [
+        (0.50915, "31b72345842423a9297f680f65444b97f7fceca9"),
+        (0.55824, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.2856, "83c000acbe9b8b55896f34d80e37e0e9814d442a"),
+        (0.30283, "df8d00c4d394c2e44656a4fa5f0c94a68291f896"),
+        (0.35802, "5659531b81a7cd3d5990010e1062f73385db699b"),
+        (0.33332, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.29501, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+    ]),
+    "AQ-MedAI/Diver-Retriever-4B": ("AQ-MedAI__Diver-Retriever-4B/ff7f8bc8d1827734dcf2bbfab99f065be618069a", [
+        (0.59077, "31b72345842423a9297f680f65444b97f7fceca9"),
+        (0.63029, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.44363, "83c000acbe9b8b55896f34d80e37e0e9814d442a"),
+        (0.53268, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.44762, "83c000acbe9b8b55896f34d80e37e0e9814d442a"),
+        (0.53917, "31b72345842423a9297f680f65444b97f7fceca9"),
+        (0.45368, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+    ]),
+    "AQ-MedAI/Diver-Retriever-4B-1020": ("AQ-MedAI__Diver-Retriever-4B-1020/3984377d297f4c3bcf5d625ea7b48feea7f58c57", [
+        (0.63395, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.67092, "83c000acbe9b8b55896f34d80e37e0e9814d442a"),
+        (0.5251, "31b72345842423a9297f680f65444b97f7fceca9"),
+        (0.51792, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.47677, "31b72345842423a9297f680f65444b97f7fceca9"),
+        (0.57435, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.51274, "df8d00c4d394c2e44656a4fa5f0c94a68291f896"),
+    ]),
+    "yale-nlp/RTriever-4B": ("yale-nlp__RTriever-4B/2133b3d737c602f70b73642944e19ab4b8c0e70c", [
+        (0.54621, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.56757, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.43949, "31b72345842423a9297f680f65444b97f7fceca9"),
+        (0.41158, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.40591, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+        (0.46111, "a69f0e25f4db0f3bad9ac2ed9729675f53395bfc"),
+        (0.45005, "50857bc14252201c1a8bb3184b221ee3cc603203"),
+    ]),
+}
+
+def _mteb(model: str) -> tuple:
+    "MTEB's nDCG@10 (x 100) per Bright-Pro domain for `model`, each with its results file and commit; () when MTEB has none."
+    if model not in _MTEB: return ()
+    folder, scores = _MTEB[model]
+    file = lambda d: f"results/{folder}/BrightPro{''.join(w.capitalize() for w in d.split('_'))}Retrieval.json"
+    return tuple({"metric": "ndcg@10", "scope": d, "domain": d, "value": round(100 * v, 3),
+                  "source": f"{MTEB_NOTE}: {MTEB_RESULTS}@{c[:10]} {file(d)}", "second_hand": False} for d, (v, c) in zip(DOMAINS, scores))
+
 # %% ../nbs/05c_recipes.ipynb #05da674c
 def _bp(model: str, folder: str, extra_env: dict | None = None, **kw) -> Recipe:
     "A Bright-Pro recipe read from `retrieval/configs/<folder>/` and `retrieval/retrievers.py`."
@@ -84,19 +154,19 @@ _QWEN3 = dict(query_instruction=QWEN3_Q, query_instruction_long=QWEN3_Q_LONG, do
 _OWN_ENCODE = dict(query_instruction=GRIT_Q, doc_instruction=GRIT_D, query_instruction_long=GRIT_Q_LONG, doc_instruction_long=GRIT_D,
                    encoder="instruction_excluded", dtype="auto", batch_size=1)
 BRIGHT_PRO_RECIPES = [
-    _bp("AQ-MedAI/Diver-Retriever-4B", "diver-retriever", published=_final(59.9), **_QWEN3),
-    _bp("AQ-MedAI/Diver-Retriever-4B-1020", "diver-1020", published=_final(63.7), **_QWEN3),
+    _bp("AQ-MedAI/Diver-Retriever-4B", "diver-retriever", published=_final(59.9) + _mteb("AQ-MedAI/Diver-Retriever-4B"), **_QWEN3),
+    _bp("AQ-MedAI/Diver-Retriever-4B-1020", "diver-1020", published=_final(63.7) + _mteb("AQ-MedAI/Diver-Retriever-4B-1020"), **_QWEN3),
     _bp("BAAI/bge-reasoner-embed-qwen3-8b-0923", "bge-reasoner", published=_final(68.0), **_QWEN3),
-    _bp("yale-nlp/RTriever-4B", "rtriever-4b", published=_final(55.3), **_QWEN3),
+    _bp("yale-nlp/RTriever-4B", "rtriever-4b", published=_final(55.3) + _mteb("yale-nlp/RTriever-4B"), **_QWEN3),
     _bp("infly/inf-retriever-v1-pro", "inf-retriever-pro", published=_final(53.8), **_QWEN3),
-    _bp("Qwen/Qwen3-Embedding-8B", "qwen3-embed", published=_final(49.5), **{**_QWEN3, "pooling": "lasttoken"}),
+    _bp("Qwen/Qwen3-Embedding-8B", "qwen3-embed", published=_final(49.5) + _mteb("Qwen/Qwen3-Embedding-8B"), **{**_QWEN3, "pooling": "lasttoken"}),
     _bp("Alibaba-NLP/gte-Qwen2-7B-instruct", "gte-qwen2", query_instruction=QWEN3_Q + " ", query_instruction_long=QWEN3_Q_LONG + " ",
         doc_instruction_long="", pooling="lasttoken", query_max_length=8192, doc_max_length=8192, padding_side="left",
-        trust_remote_code=True, batch_size=1, published=_final(45.5)),
+        trust_remote_code=True, batch_size=1, published=_final(45.5) + _mteb("Alibaba-NLP/gte-Qwen2-7B-instruct")),
     _bp("GritLM/GritLM-7B", "grit", library="gritlm", pooling="mean", pooling_include_prompt=False, query_max_length=256,
         doc_max_length=2048, extra_env={"gritlm": "1.0.2"}, published=_final(44.1), **_OWN_ENCODE),
     _bp("reasonir/ReasonIR-8B", "reasonir", library="transformers", query_max_length=4096, doc_max_length=4096,
-        trust_remote_code=True, published=_final(41.0), **_OWN_ENCODE),
+        trust_remote_code=True, published=_final(41.0) + _mteb("reasonir/ReasonIR-8B"), **_OWN_ENCODE),
     _bp("hkunlp/instructor-xl", "inst-xl", query_instruction=INSTRUCTOR[0], doc_instruction=INSTRUCTOR[1],
         query_instruction_long=INSTRUCTOR[2], doc_instruction_long=INSTRUCTOR[3], pooling="mean", pooling_include_prompt=False,
         query_max_length=2048, doc_max_length=2048, batch_size=4, published=_final(46.3)),
@@ -248,7 +318,8 @@ class ModelsTable:
     def frame(self) -> pd.DataFrame:
         "One row per recipe: what it runs and the number it should land near."
         win = lambda r: "model" if r.doc_max_length is None else (f"{r.query_max_length}/{r.doc_max_length}" if r.query_max_length != r.doc_max_length else str(r.doc_max_length))
-        pub = lambda r: "; ".join(f"{p['value']} {p['metric']}" + (" (second-hand)" if p.get("second_hand") else "") for p in r.published) or "-"
+        pub = lambda r: "; ".join([f"{p['value']} {p['metric']}" + (" (second-hand)" if p.get("second_hand") else "") for p in r.published
+                                   if not p.get("domain")] + (["MTEB ndcg@10 per domain"] if any(p.get("domain") for p in r.published) else [])) or "-"
         return pd.DataFrame([{"model": r.model, "benchmark": r.benchmark, "encoder": r.encoder, "pooling": r.pooling, "dtype": r.dtype,
                               "tokens": win(r), "published": pub(r)} for r in self.recipes])
 

@@ -13,11 +13,11 @@ import pandas as pd
 
 from .core import atomic_write, check_ks, require
 from .render import latex_table, markdown_table
-from .recipes import BRIGHT_PRO_RECIPES
+from .recipes import BRIGHT_PRO_RECIPES, MTEB_NOTE, MTEB_RESULTS
 
 # %% auto #0
-__all__ = ['TABLE_FORMATS', 'FULL_QUERIES', 'FINAL_SECOND_HAND', 'PUBLISHED', 'MTEB_RESULTS', 'MTEB_NOTE', 'PUBLISHED_PER_DOMAIN',
-           'read_captions', 'save_figure', 'save_table', 'png_size', 'main_k', 'is_full_dataset', 'reference_points',
+__all__ = ['TABLE_FORMATS', 'FULL_QUERIES', 'FINAL_SECOND_HAND', 'PUBLISHED', 'PUBLISHED_PER_DOMAIN', 'read_captions',
+           'save_figure', 'save_table', 'png_size', 'main_k', 'is_full_dataset', 'reference_points',
            'published_per_domain']
 
 # %% ../nbs/12a_tables.ipynb #b5eccffa22
@@ -104,8 +104,6 @@ def reference_points(static: dict, agent: dict | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 # %% ../nbs/12a_tables.ipynb #a17b0002
-MTEB_RESULTS = "github.com/embeddings-benchmark/results"
-MTEB_NOTE = "MTEB's evaluation (binary gold, nDCG@10), not the paper's"
 _Q3_4B = "results/Qwen__Qwen3-Embedding-4B/636cd9bf47d976946cdbb2b0c3ca0cb2f8eea5ff/BrightPro{}Retrieval.json"
 PUBLISHED_PER_DOMAIN = [   # (model, domain, metric, value as in the file: a fraction, commit, path); models without a recipe
     # the repository keeps two runs of each file: these are the later ones (the files' `date`); the earlier differ by <= 0.8 points

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from brightpro.cli import main
-from brightpro.core import BrightproError
+from brightpro.core import DOMAINS, BrightproError
 from brightpro.recipes import CONSTRAINTS, check_environment, recipe
 
 # {(benchmark, config folder): [(domains, the config JSON those domains share), ...]}, copied from
@@ -266,3 +266,25 @@ def test_constraints_files_resolve(bench, tmp_path):
     got = {i["metadata"]["name"].lower(): i["metadata"]["version"] for i in json.loads((tmp_path/"r.json").read_text())["install"]}
     pins = {l.split("==")[0]: l.split("==")[1] for l in path.read_text().splitlines() if "==" in l and not l.startswith("#")}
     assert all(got[p] == v for p, v in pins.items()), got
+
+
+# Read by hand from embeddings-benchmark/results at commit 31b72345842423a9297f680f65444b97f7fceca9:
+# results/AQ-MedAI__Diver-Retriever-4B-1020/3984377d297f4c3bcf5d625ea7b48feea7f58c57/BrightProEconomicsRetrieval.json,
+# scores.standard[0].ndcg_at_10 (= main_score), mteb_version 2.18.6
+DIVER_1020_ECONOMICS = 0.5251
+
+
+def test_mteb_per_domain_numbers_in_the_recipes():
+    "Six recipes carry MTEB's nDCG@10 for all seven domains, each naming its results file; one checked against the file read by hand."
+    from brightpro.recipes import BRIGHT_PRO_RECIPES, MTEB_NOTE
+    per = {r.model: {p["domain"]: p for p in r.published if p.get("domain")} for r in BRIGHT_PRO_RECIPES}
+    per = {m: ps for m, ps in per.items() if ps}
+    assert len(per) == 6 and all(sorted(ps) == sorted(DOMAINS) for ps in per.values())
+    for model, ps in per.items():
+        for d, p in ps.items():
+            camel = "".join(w.capitalize() for w in d.split("_"))
+            assert p["metric"] == "ndcg@10" and 0 < p["value"] < 100 and not p["second_hand"]
+            assert MTEB_NOTE in p["source"] and p["source"].endswith(f"/BrightPro{camel}Retrieval.json")
+            assert model.split("/")[1].lower() in p["source"].lower()
+    e = per["AQ-MedAI/Diver-Retriever-4B-1020"]["economics"]
+    assert e["value"] == round(100 * DIVER_1020_ECONOMICS, 3) and "31b7234584" in e["source"]
