@@ -87,6 +87,7 @@ def evaluate_and_compare(runs, # run files or per-domain run folders, `Run`s or 
                          per_query_out=None, # a CSV file to write the per-query scores to
                          partial: bool = False, # allow a run that covers only some of the domains
                          ties: str = "harness", # 'harness' or 'trec_eval': how equal scores are ordered
+                         measures=None, # ir_measures-style names ('nDCG@10 R@100 MAP@100'): exactly these, in place of k's
                         ) -> EvaluationReport:
     "Score `runs` on `domains` of `dataset`; compare them when there are several."
     if benchmark != "bright" and long: raise BrightproError("long=True applies to benchmark='bright' only")
@@ -100,7 +101,7 @@ def evaluate_and_compare(runs, # run files or per-domain run folders, `Run`s or 
         report.written += export_qrels(d, qrels_out, aspect_map)
     report.notes += [f"wrote {p}" for p in report.written]
     report.evaluations = evaluate_runs(runs, loaded, k=ks, alpha=alpha, aspect_map=aspect_map, benchmark=benchmark, cut=cut,
-                                       check_corpus=check_corpus, partial=partial, ties=ties)
+                                       check_corpus=check_corpus, partial=partial, ties=ties, measures=measures)
     _number_same_names(report.evaluations)
     report.notes += [n for e in report.evaluations for n in e.notes()]
     if per_query_out: report.written.append(_write_csv(report.per_query(), per_query_out))
