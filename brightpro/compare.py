@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 from fastcore.basics import patch
 
+from .render import ResultView
 from .core import BrightproError, atomic_write, check_ks, check_writable_dir, check_writable_file
 from .data import load_domains
 from .evaluate import Evaluation, check_cut, evaluate_runs, export_qrels
@@ -23,7 +24,7 @@ __all__ = ['EvaluationReport', 'evaluate_and_compare']
 
 # %% ../nbs/08a_compare.ipynb #8f0d5c58
 @dataclass(eq=False)
-class EvaluationReport:
+class EvaluationReport(ResultView):
     "Every run's `Evaluation`, the `Comparison` when there are several runs, notes and the files written."
     evaluations: list
     comparison: Comparison | None = None
@@ -55,6 +56,18 @@ def per_query(self: EvaluationReport) -> pd.DataFrame:
     df = pd.concat([e.per_query.assign(run=e.run) for e in self.evaluations], ignore_index=True)
     lead = (["run"] if len(self.evaluations) > 1 else []) + (["domain"] if df["domain"].nunique() > 1 else [])
     return df[lead + ["qid"] + [c for c in df.columns if "@" in c]]
+
+# %% ../nbs/08a_compare.ipynb #89b74b02
+@patch
+def _view(self: EvaluationReport) -> tuple:
+    "Title, a table per run and the comparison's, and the notes, for `_repr_html_` and `_repr_markdown_`."
+    tables = [(f"{e.run}: " + e._view()[0].split(": ", 1)[1], t, "lr" + "r" * (len(t.columns) - 2))
+              for e in self.evaluations for t in [e.means_table()]]
+    notes = list(self.notes)
+    if self.comparison is not None:
+        title, (cmp,), cmp_notes = self.comparison._view()
+        tables.append((title, *cmp[1:])); notes += cmp_notes
+    return f"Evaluation of {len(self.evaluations)} run{'s' if len(self.evaluations) > 1 else ''}", tables, notes
 
 # %% ../nbs/08a_compare.ipynb #acce04d1
 def _number_same_names(evals: list[Evaluation]):

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from fastcore.basics import patch
 
 from .core import DOMAINS, BrightproError, check_alpha, check_aspect_map, check_int, check_ks, json_ready
-from .render import text_table
+from .render import ResultView, text_table
 from .runs import Run, RunError, check_ties, read_run, write_qrels, write_diversity_qrels
 from .metrics import METRICS, domain_judgements, measure_columns, parse_measures, score_judgements, mean_scores
 
@@ -102,7 +102,7 @@ def load_run_for_domains(spec, domains: dict, name: str | None = None, cut: int 
 
 # %% ../nbs/07_evaluate.ipynb #32bd1c6d
 @dataclass(eq=False)
-class Evaluation:
+class Evaluation(ResultView):
     "One run scored on one or more domains."
     run: str
     per_query: pd.DataFrame          # domain, qid, metric@k ...
@@ -128,6 +128,17 @@ def objects(self: Evaluation) -> list[dict]:
                      + ("" if len(over) == len(self.domain_means) else f" over {', '.join(over)}")})
     return objs
 
+# %% ../nbs/07_evaluate.ipynb #0f0230f5
+@patch
+def means_table(self: Evaluation) -> pd.DataFrame:
+    "One row per domain (and 'overall' with several domains): queries scored and the mean of each metric@k."
+    names = [c for c in self.per_query.columns if "@" in c]
+    rows = [(d, self.counts[d]["queries"], [self.domain_means[d][n] for n in names]) for d in self.domain_means]
+    over = self.meta.get("overall_domains", list(self.domain_means))
+    label = "overall" if len(over) == len(rows) else f"overall ({', '.join(over)})"
+    if len(rows) > 1: rows.append((label, sum(r[1] for r in rows), [self.overall[n] for n in names]))
+    return pd.DataFrame([[d, n, *vals] for d, n, vals in rows], columns=["domain", "queries", *names])
+
 # %% ../nbs/07_evaluate.ipynb #f8db0f79
 @patch
 def to_text(self: Evaluation) -> str:
@@ -136,12 +147,8 @@ def to_text(self: Evaluation) -> str:
     head = (f"run: {self.run}   dataset: {m['dataset']}   benchmark: {m['benchmark']}   k: {','.join(map(str, m['k']))}"
             + (f"   alpha: {m['alpha']}   aspect map: {m['aspect_map']}" if m["benchmark"] != "bright" else "")
             + (f"   ties: {m['ties']}" if m.get("ties", "harness") != "harness" else ""))
-    names = [c for c in self.per_query.columns if "@" in c]
-    rows = [(d, self.counts[d]["queries"], [self.domain_means[d][n] for n in names]) for d in self.domain_means]
-    over = m.get("overall_domains", list(self.domain_means))
-    label = "overall" if len(over) == len(rows) else f"overall ({', '.join(over)})"
-    if len(rows) > 1: rows.append((label, sum(r[1] for r in rows), [self.overall[n] for n in names]))
-    table = pd.DataFrame([[d, n, *vals] for d, n, vals in rows], columns=["domain", "queries", *names])
+    table = self.means_table()
+    names = list(table.columns[2:])
     widths = {"queries": 7, **{n: 8 for n in names}}   # the layout saved outputs and scripts read
     return head + "\n" + text_table(table, 4, align="lr" + "r" * len(names), widths=widths)
 
@@ -161,6 +168,15 @@ def notes(self: Evaluation) -> list[str]:
     if self.meta["duplicates_dropped"]:
         notes.append(f"{self.run}: {self.meta['duplicates_dropped']} duplicate (query, document) rows dropped, first kept")
     return notes
+
+# %% ../nbs/07_evaluate.ipynb #7252ca08
+@patch
+def _view(self: Evaluation) -> tuple:
+    "Title, the domain means and the notes, for `_repr_html_` and `_repr_markdown_`."
+    m, table = self.meta, self.means_table()
+    title = (f"Evaluation of {self.run}: dataset {m['dataset']}, benchmark {m['benchmark']}"
+             + (f", alpha {m['alpha']}, aspect map {m['aspect_map']}" if m["benchmark"] != "bright" else ""))
+    return title, [(None, table, "lr" + "r" * (len(table.columns) - 2))], self.notes()
 
 # %% ../nbs/07_evaluate.ipynb #8041e1c3
 def _columns(benchmark: str, ks: list, long: bool) -> tuple[list, list, list]:
