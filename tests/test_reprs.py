@@ -10,7 +10,6 @@ import pytest
 from brightpro.render import html_table
 from brightpro.runs import Run
 from brightpro.data import load_domain
-from brightpro.evaluate import evaluate_runs
 from brightpro.significance import compare
 from brightpro.compare import evaluate_and_compare
 from brightpro.report import Page, Report
