@@ -16,6 +16,7 @@ import pandas as pd
 from fastcore.basics import patch
 
 from .core import BrightproError, check_alpha, check_aspect_map, check_ks, json_ready, nan_mean
+from .render import ResultView
 from .data import Domain
 from .runs import Run
 from .metrics import domain_judgements, score_judgements
@@ -110,7 +111,7 @@ def union_scores(traces: list[dict], J, k=25) -> pd.DataFrame:
 
 # %% ../nbs/11a_agentic.ipynb #59646868
 @dataclass(eq=False, kw_only=True)
-class AgenticEvaluation:
+class AgenticEvaluation(ResultView):
     "The agentic evaluation of one run folder: per query, per answer, per domain and overall."
     run: str # the run folder's name
     per_query: pd.DataFrame # domain, qid, R, retrieval metrics, the final answer's citations and judge scores, tokens, cost
@@ -310,3 +311,17 @@ def to_json(self: AgenticEvaluation) -> str:
     obj = {"run": self.run, **self.meta, "domains": {d: {"counts": self.counts[d], "metrics": self.domain_means[d]} for d in self.domain_means},
            "overall": self.overall, "notes": self.notes}
     return json.dumps(json_ready(obj), indent=2, ensure_ascii=False)
+
+# %% ../nbs/11a_agentic.ipynb #f40f989a
+@patch
+def _view(self: AgenticEvaluation) -> tuple:
+    "Title, the per-domain table and the notes, for `_repr_html_` and `_repr_markdown_`."
+    m, cols = self.meta, _retrieval_names(self.meta["k"])
+    if sum(c["answers"] for c in self.counts.values()): cols += ["rc", "oq", "aer"]
+    rows = [{"domain": d, "queries": self.counts[d]["queries"], "failed": self.counts[d]["failed"], **{c: v.get(c) for c in cols}}
+            for d, v in self.domain_means.items()]
+    rows.append({"domain": "overall", "queries": sum(c["queries"] for c in self.counts.values()),
+                 "failed": sum(c["failed"] for c in self.counts.values()), **{c: self.overall.get(c) for c in cols}})
+    title = (f"Agentic evaluation of {self.run}: protocol {m['protocol'] or '-'}, policy {m['policy'] or '-'}, "
+             f"retriever {m['retriever'] or '-'}, alpha {m['alpha']}")
+    return title, [(None, pd.DataFrame(rows), "lrr" + "r" * len(cols))], list(self.notes)

@@ -128,7 +128,7 @@ def _evaluate(args) -> int:
                                   long=args.long, k=args.k, alpha=args.alpha, aspect_map=args.aspect_map, cut=args.cut,
                                   check_corpus=not args.no_corpus_check, baseline=args.baseline, n_resamples=args.resamples,
                                   seed=args.seed, qrels_out=args.qrels_out, per_query_out=args.per_query,
-                                  partial=args.partial, ties=args.ties)
+                                  partial=args.partial, ties=args.ties, measures=args.measures)
     for note in report.notes: print(f"brightpro: note: {note}", file=sys.stderr)
     print(report.to_json() if args.json else report.to_text(ci=args.ci, latex=args.latex))
     return 0
@@ -158,6 +158,8 @@ def add_evaluate_command(sub):
     p.add_argument("--ties", choices=("harness", "trec_eval"), default="harness",
                    help="harness (default): equal scores as the authors' scripts order them (a score.json's own order for "
                         "alpha-nDCG and Aspect-Recall, trec_eval's for nDCG and Recall); trec_eval: trec_eval's order for every metric")
+    p.add_argument("--measures", nargs="+", default=None, metavar="NAME",
+                   help="ir_measures-style names in place of --k, e.g. nDCG@10 R@100 AP@100 P@10 RR@10 alpha_nDCG@25 AR@25")
     p.add_argument("--partial", action="store_true",
                    help="allow a run that covers only some of the domains; its overall row then says over which domains")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 from fastcore.basics import patch
 
+from .render import ResultView
 from .core import BrightproError, atomic_write, check_ks, check_writable_dir, check_writable_file
 from .data import load_domains
 from .evaluate import Evaluation, check_cut, evaluate_runs, export_qrels
@@ -23,7 +24,7 @@ __all__ = ['EvaluationReport', 'evaluate_and_compare']
 
 # %% ../nbs/08a_compare.ipynb #8f0d5c58
 @dataclass(eq=False)
-class EvaluationReport:
+class EvaluationReport(ResultView):
     "Every run's `Evaluation`, the `Comparison` when there are several runs, notes and the files written."
     evaluations: list
     comparison: Comparison | None = None
@@ -56,6 +57,18 @@ def per_query(self: EvaluationReport) -> pd.DataFrame:
     lead = (["run"] if len(self.evaluations) > 1 else []) + (["domain"] if df["domain"].nunique() > 1 else [])
     return df[lead + ["qid"] + [c for c in df.columns if "@" in c]]
 
+# %% ../nbs/08a_compare.ipynb #89b74b02
+@patch
+def _view(self: EvaluationReport) -> tuple:
+    "Title, a table per run and the comparison's, and the notes, for `_repr_html_` and `_repr_markdown_`."
+    tables = [(f"{e.run}: " + e._view()[0].split(": ", 1)[1], t, "lr" + "r" * (len(t.columns) - 2))
+              for e in self.evaluations for t in [e.means_table()]]
+    notes = list(self.notes)
+    if self.comparison is not None:
+        title, (cmp,), cmp_notes = self.comparison._view()
+        tables.append((title, *cmp[1:])); notes += cmp_notes
+    return f"Evaluation of {len(self.evaluations)} run{'s' if len(self.evaluations) > 1 else ''}", tables, notes
+
 # %% ../nbs/08a_compare.ipynb #acce04d1
 def _number_same_names(evals: list[Evaluation]):
     "Two runs with one name (e.g. two folders both called bm25) are numbered: bm25#1, bm25#2."
@@ -87,6 +100,7 @@ def evaluate_and_compare(runs, # run files or per-domain run folders, `Run`s or 
                          per_query_out=None, # a CSV file to write the per-query scores to
                          partial: bool = False, # allow a run that covers only some of the domains
                          ties: str = "harness", # 'harness' or 'trec_eval': how equal scores are ordered
+                         measures=None, # ir_measures-style names ('nDCG@10 R@100 MAP@100'): exactly these, in place of k's
                         ) -> EvaluationReport:
     "Score `runs` on `domains` of `dataset`; compare them when there are several."
     if benchmark != "bright" and long: raise BrightproError("long=True applies to benchmark='bright' only")
@@ -100,7 +114,7 @@ def evaluate_and_compare(runs, # run files or per-domain run folders, `Run`s or 
         report.written += export_qrels(d, qrels_out, aspect_map)
     report.notes += [f"wrote {p}" for p in report.written]
     report.evaluations = evaluate_runs(runs, loaded, k=ks, alpha=alpha, aspect_map=aspect_map, benchmark=benchmark, cut=cut,
-                                       check_corpus=check_corpus, partial=partial, ties=ties)
+                                       check_corpus=check_corpus, partial=partial, ties=ties, measures=measures)
     _number_same_names(report.evaluations)
     report.notes += [n for e in report.evaluations for n in e.notes()]
     if per_query_out: report.written.append(_write_csv(report.per_query(), per_query_out))

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from fastcore.basics import patch
 
 from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, hasher, hub_offline, package_path, parse_domains
-from .render import text_table
+from .render import ResultView, text_table
 
 # %% auto #0
 __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 'ERROR_KINDS', 'WARNING_KINDS',
@@ -563,7 +563,7 @@ def _aspects_frame(aspects: pa.Table | None, domain: str) -> pd.DataFrame:
 
 # %% ../nbs/01_data.ipynb #1d5c378c
 @dataclass(eq=False, repr=False)
-class Domain:
+class Domain(ResultView):
     "One domain of Bright-Pro or BRIGHT: queries, gold ids, aspects and (lazily) documents."
     name: str
     queries: pd.DataFrame
@@ -627,6 +627,17 @@ def excluded(self: Domain) -> dict[str, set[str]]:
     "{qid: doc ids the query excludes} (BRIGHT's `excluded_ids`, where `['N/A']` means none; empty for Bright-Pro)."
     if "excluded_ids" not in self.queries: return {q: set() for q in self.qids}
     return {q: set(x) - {"N/A"} for q, x in zip(self.queries["id"], self.queries["excluded_ids"])}
+
+# %% ../nbs/01_data.ipynb #c2649558
+@patch
+def _view(self: Domain) -> tuple:
+    "Title and a one-row table of counts, for `_repr_html_` and `_repr_markdown_`."
+    n_gold = [len(g) for g in self.gold.values()]
+    row = {"queries": len(self.qids), "gold ids": sum(n_gold), "gold per query": float(np.mean(n_gold)) if n_gold else np.nan}
+    if len(self.aspects): row.update({"aspects": len(self.aspects), "aspects per query": len(self.aspects) / max(len(self.qids), 1)})
+    if self.benchmark == "bright": row["excluded ids"] = sum(map(len, self.excluded.values()))
+    title = f"Domain {self.name}: {self.benchmark}, dataset {self.source.dataset}, {self.documents_config}"
+    return title, [(None, pd.DataFrame([row]), "r" * len(row))], []
 
 # %% ../nbs/01_data.ipynb #ed8d5f4a
 @patch(as_prop=True)

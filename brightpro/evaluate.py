@@ -17,9 +17,9 @@ import pyarrow.compute as pc
 from fastcore.basics import patch
 
 from .core import DOMAINS, BrightproError, check_alpha, check_aspect_map, check_int, check_ks, json_ready
-from .render import text_table
+from .render import ResultView, text_table
 from .runs import Run, RunError, check_ties, read_run, write_qrels, write_diversity_qrels
-from .metrics import METRICS, domain_judgements, score_judgements, mean_scores
+from .metrics import METRICS, domain_judgements, measure_columns, parse_measures, score_judgements, mean_scores
 
 # %% auto #0
 __all__ = ['RUN_FILE_NAMES', 'split_by_domain', 'load_run_for_domains', 'Evaluation', 'check_cut', 'evaluate_runs',
@@ -102,7 +102,7 @@ def load_run_for_domains(spec, domains: dict, name: str | None = None, cut: int 
 
 # %% ../nbs/07_evaluate.ipynb #32bd1c6d
 @dataclass(eq=False)
-class Evaluation:
+class Evaluation(ResultView):
     "One run scored on one or more domains."
     run: str
     per_query: pd.DataFrame          # domain, qid, metric@k ...
@@ -128,6 +128,17 @@ def objects(self: Evaluation) -> list[dict]:
                      + ("" if len(over) == len(self.domain_means) else f" over {', '.join(over)}")})
     return objs
 
+# %% ../nbs/07_evaluate.ipynb #0f0230f5
+@patch
+def means_table(self: Evaluation) -> pd.DataFrame:
+    "One row per domain (and 'overall' with several domains): queries scored and the mean of each metric@k."
+    names = [c for c in self.per_query.columns if "@" in c]
+    rows = [(d, self.counts[d]["queries"], [self.domain_means[d][n] for n in names]) for d in self.domain_means]
+    over = self.meta.get("overall_domains", list(self.domain_means))
+    label = "overall" if len(over) == len(rows) else f"overall ({', '.join(over)})"
+    if len(rows) > 1: rows.append((label, sum(r[1] for r in rows), [self.overall[n] for n in names]))
+    return pd.DataFrame([[d, n, *vals] for d, n, vals in rows], columns=["domain", "queries", *names])
+
 # %% ../nbs/07_evaluate.ipynb #f8db0f79
 @patch
 def to_text(self: Evaluation) -> str:
@@ -136,12 +147,8 @@ def to_text(self: Evaluation) -> str:
     head = (f"run: {self.run}   dataset: {m['dataset']}   benchmark: {m['benchmark']}   k: {','.join(map(str, m['k']))}"
             + (f"   alpha: {m['alpha']}   aspect map: {m['aspect_map']}" if m["benchmark"] != "bright" else "")
             + (f"   ties: {m['ties']}" if m.get("ties", "harness") != "harness" else ""))
-    names = [c for c in self.per_query.columns if "@" in c]
-    rows = [(d, self.counts[d]["queries"], [self.domain_means[d][n] for n in names]) for d in self.domain_means]
-    over = m.get("overall_domains", list(self.domain_means))
-    label = "overall" if len(over) == len(rows) else f"overall ({', '.join(over)})"
-    if len(rows) > 1: rows.append((label, sum(r[1] for r in rows), [self.overall[n] for n in names]))
-    table = pd.DataFrame([[d, n, *vals] for d, n, vals in rows], columns=["domain", "queries", *names])
+    table = self.means_table()
+    names = list(table.columns[2:])
     widths = {"queries": 7, **{n: 8 for n in names}}   # the layout saved outputs and scripts read
     return head + "\n" + text_table(table, 4, align="lr" + "r" * len(names), widths=widths)
 
@@ -162,6 +169,15 @@ def notes(self: Evaluation) -> list[str]:
         notes.append(f"{self.run}: {self.meta['duplicates_dropped']} duplicate (query, document) rows dropped, first kept")
     return notes
 
+# %% ../nbs/07_evaluate.ipynb #7252ca08
+@patch
+def _view(self: Evaluation) -> tuple:
+    "Title, the domain means and the notes, for `_repr_html_` and `_repr_markdown_`."
+    m, table = self.meta, self.means_table()
+    title = (f"Evaluation of {self.run}: dataset {m['dataset']}, benchmark {m['benchmark']}"
+             + (f", alpha {m['alpha']}, aspect map {m['aspect_map']}" if m["benchmark"] != "bright" else ""))
+    return title, [(None, table, "lr" + "r" * (len(table.columns) - 2))], self.notes()
+
 # %% ../nbs/07_evaluate.ipynb #8041e1c3
 def _columns(benchmark: str, ks: list, long: bool) -> tuple[list, list, list]:
     "(metrics, ks to compute, ordered metric@k columns to report)."
@@ -170,6 +186,20 @@ def _columns(benchmark: str, ks: list, long: bool) -> tuple[list, list, list]:
     extra = ["ndcg@10"] + (["recall@1"] if long else [])
     names += [e for e in extra if e not in names]
     return metrics, sorted(set(ks) | {10} | ({1} if long else set())), names
+
+# %% ../nbs/07_evaluate.ipynb #64fe7418
+def _asked_columns(benchmark: str, k, measures, long: bool) -> tuple[list, list, list, list]:
+    "(cut-offs as reported, metrics, cut-offs to compute, columns): `_columns`' defaults, or exactly the `measures` named."
+    if measures is None:
+        ks = check_ks(k if k is not None and k != [] else ([10] if benchmark == "bright" else [25]))
+        return (ks, *_columns(benchmark, ks, long))
+    if k is not None and k != []: raise BrightproError("give k or measures, not both: each measure names its cut-off (nDCG@10)")
+    names = parse_measures(measures)
+    metrics, ks = measure_columns(names)
+    aspects = [c for c in names if c.split("@")[0] in ("alpha_ndcg", "aspect_recall")]
+    if benchmark == "bright" and aspects:
+        raise BrightproError(f"BRIGHT has no aspects, so {', '.join(aspects)} cannot be computed; choose from nDCG, R, P, AP and RR")
+    return ks, metrics, ks, names
 
 # %% ../nbs/07_evaluate.ipynb #12125cb8
 def _corpus_ids(dom):
@@ -265,6 +295,7 @@ def evaluate_runs(run_specs, # run files or per-domain run folders, `Run`s or {q
                   missing: str = "skip", # a query the run leaves out: 'skip' it (as the harness) or score it 'zero'
                   partial: bool = False, # allow a run that ranks no query of some domains; 'overall' then says over which
                   ties: str = "harness", # 'harness': equal scores as the authors' scripts order them; 'trec_eval' for every metric
+                  measures=None, # ir_measures-style names ('nDCG@10 R@100 AP@100 RR@10'): exactly these columns, in order
                  ) -> list[Evaluation]:
     "Score each run on `domains`: one `Evaluation` per run, in order."
     cut, ties = check_cut(cut), check_ties(ties)
@@ -272,14 +303,13 @@ def evaluate_runs(run_specs, # run files or per-domain run folders, `Run`s or {q
     first = next(iter(domains.values()))
     benchmark = benchmark or first.benchmark
     long = any(getattr(d, "documents_config", "documents") == "long_documents" for d in domains.values())
-    ks = check_ks(k if k is not None and k != [] else ([10] if benchmark == "bright" else [25]))
+    ks, metrics, compute_ks, names = _asked_columns(benchmark, k, measures, long)
     alpha, aspect_map = check_alpha(alpha), check_aspect_map(aspect_map)
-    metrics, compute_ks, names = _columns(benchmark, ks, long)
     bp = benchmark != "bright"
     settings = dict(cut=cut, names=names, compute_ks=compute_ks, alpha=alpha, metrics=metrics, missing=missing, partial=partial, ties=ties,
                     check_corpus=check_corpus, documents="long_documents" if long else "documents",
                     meta={"benchmark": benchmark, "k": ks, "alpha": alpha if bp else None, "aspect_map": aspect_map if bp else None,
-                          "cut": cut, "ties": ties, "dataset": first.source.dataset})
+                          "cut": cut, "ties": ties, "dataset": first.source.dataset, **({"measures": names} if measures is not None else {})})
     judgements = {d: domain_judgements(dom, aspect_map, benchmark) for d, dom in domains.items()}
     corpus = {}   # document ids per domain, read once for all runs
     return [_evaluate_one(spec, domains, judgements, settings, corpus) for spec in run_specs]

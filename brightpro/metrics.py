@@ -6,6 +6,7 @@ Docs: https://brightpro.github.io/brightpro/metrics.html.md"""
 
 # %% ../nbs/03_metrics.ipynb #8877a092
 from __future__ import annotations
+import re
 from dataclasses import dataclass
 import numpy as np
 import pandas as pd
@@ -14,8 +15,9 @@ from .core import ASPECT_MAPS, BrightproError, check_alpha, check_aspect_map, ch
 from .runs import TIES, Run, check_ties
 
 # %% auto #0
-__all__ = ['METRICS', 'Judgements', 'RankedJudgements', 'rank_judgements', 'score_judgements', 'evaluate_run', 'mean_scores',
-           'domain_judgements', 'evaluate_domain', 'ASPECT_MAPS', 'TIES']
+__all__ = ['METRICS', 'TREC_METRICS', 'MEASURE_NAMES', 'WHOLE_RANKING', 'Judgements', 'RankedJudgements', 'rank_judgements',
+           'score_judgements', 'evaluate_run', 'mean_scores', 'parse_measures', 'measure_columns', 'domain_judgements',
+           'evaluate_domain', 'ASPECT_MAPS', 'TIES']
 
 # %% ../nbs/03_metrics.ipynb #5466154d
 METRICS = ("alpha_ndcg", "aspect_recall", "ndcg", "recall")
@@ -379,12 +381,29 @@ def _recall_columns(R: RankedJudgements, J: Judgements, ks: list) -> dict:
     found = np.cumsum(R.gold, axis=1)
     return {f"recall@{k}": np.where(J.n_gold > 0, _at(found, k) / J.n_gold, np.nan) for k in ks}
 
+# %% ../nbs/03_metrics.ipynb #45707d97
+TREC_METRICS = ("map", "precision", "rr")   # trec_eval's map_cut, P and recip_rank, as the harness reports them
+
+def _precision_columns(R: RankedJudgements, J: Judgements, ks: list) -> dict:
+    found = np.cumsum(R.gold, axis=1)
+    return {f"precision@{k}": np.where(J.n_gold > 0, _at(found, k) / k, np.nan) for k in ks}
+
+def _map_columns(R: RankedJudgements, J: Judgements, ks: list) -> dict:
+    depth = R.gold.shape[1]
+    hits = np.cumsum(R.gold, axis=1)
+    ap = np.cumsum(np.where(R.gold, hits / np.arange(1, depth + 1), 0.0), axis=1)   # precision at each gold rank
+    return {f"map@{k}": np.where(J.n_gold > 0, _at(ap, k) / np.maximum(J.n_gold, 1), np.nan) for k in ks}
+
+def _rr_columns(R: RankedJudgements, J: Judgements, ks: list) -> dict:
+    hit, first = R.gold.any(axis=1), R.gold.argmax(axis=1)            # 0-based rank of the first gold, if any
+    return {f"rr@{k}": np.where(J.n_gold > 0, np.where(hit & (first < k), 1.0 / (first + 1), 0.0), np.nan) for k in ks}
+
 # %% ../nbs/03_metrics.ipynb #dcd35ab8
 def _metric_names(metrics, J: Judgements) -> list[str]:
     "The metrics asked for (default: all four with aspects, else nDCG and Recall), checked."
     metrics = list(metrics or (METRICS if J.has_aspects else ("ndcg", "recall")))
-    bad = [m for m in metrics if m not in METRICS]
-    if bad: raise BrightproError(f"unknown metric {', '.join(bad)}; choose from {', '.join(METRICS)}")
+    bad = [m for m in metrics if m not in METRICS + TREC_METRICS]
+    if bad: raise BrightproError(f"unknown metric {', '.join(bad)}; choose from {', '.join(METRICS + TREC_METRICS)}")
     return metrics
 
 # %% ../nbs/03_metrics.ipynb #f394569c
@@ -393,10 +412,10 @@ def _ranked_depth(run: Run, k_max: int) -> int:
     return max(1, min(k_max, int(run.lengths.max()) if len(run) else 0))
 
 def _ranked_views(run: Run, J: Judgements, depth: int, metrics, ties: str) -> tuple:
-    """(ranking for alpha-nDCG and Aspect-Recall, ranking for nDCG and Recall), None where no metric needs it: the
+    """(ranking for alpha-nDCG and Aspect-Recall, ranking for nDCG, Recall, MAP, P and RR), None where no metric needs it: the
     run's own order and trec_eval's (`ties="harness"`), or trec_eval's for both (`ties="trec_eval"`)."""
     want_aspects = bool({"alpha_ndcg", "aspect_recall"} & set(metrics))
-    want_trec = bool({"ndcg", "recall"} & set(metrics))
+    want_trec = bool({"ndcg", "recall", *TREC_METRICS} & set(metrics))
     trec = run.trec_eval_order(need=depth + int(J.n_excluded.max(initial=0))) if want_trec or ties == "trec_eval" else None
     own = trec if ties == "trec_eval" else None
     R_aspects = rank_judgements(run, J, depth, own) if want_aspects else None
@@ -419,8 +438,11 @@ def score_judgements(run, J: Judgements, k=25, alpha: float = 0.5, metrics=None,
         if "aspect_recall" in metrics: cols.update(_aspect_recall_columns(R_aspects, J, ks))
         if "ndcg" in metrics: cols.update(_ndcg_columns(R_trec, J, ks, disc))
         if "recall" in metrics: cols.update(_recall_columns(R_trec, J, ks))
+        if "map" in metrics: cols.update(_map_columns(R_trec, J, ks))
+        if "precision" in metrics: cols.update(_precision_columns(R_trec, J, ks))
+        if "rr" in metrics: cols.update(_rr_columns(R_trec, J, ks))
     R = R_aspects if R_aspects is not None else R_trec
-    names = [f"{m}@{kk}" for m in METRICS if m in metrics for kk in ks]
+    names = [f"{m}@{kk}" for m in METRICS + TREC_METRICS if m in metrics for kk in ks]
     if missing == "skip":   # else an unranked query already scores 0 (NaN without gold)
         for n in names: cols[n][~R.in_run] = np.nan
     df = pd.DataFrame({"qid": pd.Series(J.qids, dtype=object), **{n: cols[n] for n in names}})
@@ -436,7 +458,7 @@ def evaluate_run(run, # a `Run`, {qid: [docid, ...]} or {qid: {docid: score}}
                  *,
                  k=25, # cut-offs: an int, a list or a comma string
                  alpha: float = 0.5, # alpha-nDCG's redundancy penalty
-                 metrics=None, # names from METRICS (default: all four with aspects, else nDCG and Recall)
+                 metrics=None, # names from METRICS or TREC_METRICS (default: all four METRICS with aspects, else nDCG and Recall)
                  excluded: dict | None = None, # {qid: [docid, ...]} removed before the cut
                  qids=None, # the evaluated queries (default: the keys of `gold`)
                  missing: str = "skip", # a query the run leaves out: 'skip' it or score it 'zero'
@@ -453,6 +475,33 @@ def mean_scores(per_query: pd.DataFrame) -> dict:
     "The mean of each `metric@k` column over the queries where it is defined (NaN: left out)."
     cols = [c for c in per_query.columns if "@" in c]
     return {c: nan_mean(per_query[c].to_numpy(np.float64)) for c in cols}
+
+# %% ../nbs/03_metrics.ipynb #fa9fb40b
+MEASURE_NAMES = {"alpha_nDCG": "alpha_ndcg", "α_nDCG": "alpha_ndcg", "AR": "aspect_recall", "nDCG": "ndcg", "NDCG": "ndcg",
+                 "R": "recall", "Recall": "recall", "P": "precision", "Precision": "precision", "AP": "map", "MAP": "map",
+                 "RR": "rr", "MRR": "rr"}   # ir_measures' names and aliases (case as there), plus brightpro's AR
+WHOLE_RANKING = 1000   # the cut-off of a name without one: the harness's runs hold 1000 documents per query
+_MEASURE = re.compile(r"(?P<name>[^@\s]+?)(?:@(?P<k>[0-9]+))?")
+_KNOWN = "alpha_nDCG@k, AR@k, nDCG@k (NDCG), R@k (Recall), P@k (Precision), AP@k (MAP), RR@k (MRR)"
+
+def parse_measures(measures) -> list[str]:
+    "The per-query columns (`ndcg@10`, ...) of ir_measures-style names: a list, or one string split at spaces and commas."
+    items = measures.replace(",", " ").split() if isinstance(measures, str) else [str(m) for m in measures]
+    if not items: raise BrightproError(f"no measures given; known: {_KNOWN}")
+    out = []
+    for item in items:
+        m = _MEASURE.fullmatch(item.strip())
+        metric = MEASURE_NAMES.get(m.group("name")) if m else None
+        if metric is None or (m.group("k") is not None and int(m.group("k")) < 1):
+            raise BrightproError(f"unknown measure {item!r}; known: {_KNOWN}")
+        out.append(f"{metric}@{int(m.group('k')) if m.group('k') else WHOLE_RANKING}")
+    return list(dict.fromkeys(out))
+
+# %% ../nbs/03_metrics.ipynb #2c516ac2
+def measure_columns(columns: list[str]) -> tuple[list[str], list[int]]:
+    "The metrics (in `METRICS + TREC_METRICS` order) and the sorted cut-offs of `metric@k` column names."
+    metrics = {c.split("@")[0] for c in columns}
+    return [m for m in METRICS + TREC_METRICS if m in metrics], sorted({int(c.split("@")[1]) for c in columns})
 
 # %% ../nbs/03_metrics.ipynb #a9837127
 _all_ = ["ASPECT_MAPS", "TIES"]   # core's aspect-map names and runs' tie rules, importable from here as well

@@ -1,4 +1,4 @@
-"""One way to write a table as fixed-width text, markdown or LaTeX: missing values as dashes, numbers aligned, one escaper.
+"""One way to write a table as fixed-width text, markdown, HTML or LaTeX: missing values as dashes, numbers aligned, one escaper.
 
 Docs: https://brightpro.github.io/brightpro/render.html.md"""
 
@@ -6,13 +6,15 @@ Docs: https://brightpro.github.io/brightpro/render.html.md"""
 
 # %% ../nbs/00a_render.ipynb #518324fd
 from __future__ import annotations
+import html
 import math
 
 import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['format_cell', 'column_alignment', 'text_table', 'markdown_table', 'latex_escape', 'latex_table']
+__all__ = ['format_cell', 'column_alignment', 'text_table', 'markdown_table', 'html_table', 'result_html', 'result_markdown',
+           'ResultView', 'latex_escape', 'latex_table']
 
 # %% ../nbs/00a_render.ipynb #5d7c5065
 def format_cell(v, digits: int = 4) -> str:
@@ -48,6 +50,43 @@ def markdown_table(df: pd.DataFrame, digits: int = 4, align: str | None = None) 
     rule = "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"
     rows = ["| " + " | ".join(format_cell(v, digits).replace("|", "\\|") for v in r) + " |" for r in df.itertuples(index=False)]
     return "\n".join([head, rule, *rows])
+
+# %% ../nbs/00a_render.ipynb #a6ee86e9
+def html_table(df: pd.DataFrame, digits: int = 4, align: str | None = None) -> str:
+    "`df` as an HTML table (no index): every cell escaped, numbers right-aligned, '-' for missing."
+    align = column_alignment(df, align)
+    css = lambda a: ' style="text-align: right"' if a == "r" else ' style="text-align: left"'
+    head = "".join(f"<th{css(a)}>{html.escape(str(c))}</th>" for c, a in zip(df.columns, align))
+    rows = ["<tr>" + "".join(f"<td{css(a)}>{html.escape(format_cell(v, digits))}</td>" for v, a in zip(r, align)) + "</tr>"
+            for r in df.itertuples(index=False)]
+    return "\n".join([f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>", *rows, "</tbody>\n</table>"])
+
+# %% ../nbs/00a_render.ipynb #dc9428df
+def _tables(tables) -> list[tuple]:
+    return [(t[0], t[1], t[2] if len(t) > 2 else None) for t in tables]
+
+def result_html(title: str, tables: list, notes=(), digits: int = 4) -> str:
+    "A result for Jupyter as HTML: the title in bold, each table under its caption, the notes; all escaped."
+    parts = [f"<p><b>{html.escape(title)}</b></p>"]
+    for caption, df, align in _tables(tables):
+        if caption: parts.append(f"<p>{html.escape(caption)}</p>")
+        parts.append(html_table(df, digits, align))
+    if notes: parts.append("<ul>" + "".join(f"<li>{html.escape(str(n))}</li>" for n in notes) + "</ul>")
+    return "<div>\n" + "\n".join(parts) + "\n</div>"
+
+def result_markdown(title: str, tables: list, notes=(), digits: int = 4) -> str:
+    "The same as markdown: the title in bold, each table under its caption, the notes as a list."
+    parts = [f"**{title}**"]
+    for caption, df, align in _tables(tables): parts += [caption, markdown_table(df, digits, align)] if caption else [markdown_table(df, digits, align)]
+    if notes: parts.append("\n".join(f"- {n}" for n in notes))
+    return "\n\n".join(parts)
+
+# %% ../nbs/00a_render.ipynb #1243d671
+class ResultView:
+    "Mixin: a result object shown in Jupyter as HTML and markdown, both built from its `_view()` (title, tables, notes)."
+    def _view(self) -> tuple: raise NotImplementedError
+    def _repr_html_(self) -> str: return result_html(*self._view())
+    def _repr_markdown_(self) -> str: return result_markdown(*self._view())
 
 # %% ../nbs/00a_render.ipynb #05faf031
 def latex_escape(text) -> str:

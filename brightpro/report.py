@@ -268,6 +268,18 @@ def to_text(self: Report) -> str:
     return "\n".join(lines + ["index: index.html"])
 
 
+# %% ../nbs/12b_report.ipynb #294e7503
+from .render import ResultView   # Jupyter shows a report as its pages: status, seconds, error or note
+
+@patch
+def _view(self: Report) -> tuple:
+    rows = [{"page": p.name, "status": p.status, "seconds": f"{p.seconds:.1f}", "error or note": p.error or p.note}
+            for p in self.pages + ([self.summary] if self.summary else [])]
+    s = self.settings
+    return (f"Report in {self.out.name}: dataset {s['dataset']}, runs {', '.join(s['retrievers'])}, baseline {s['baseline']}",
+            [(None, pd.DataFrame(rows), "llrl")], self.notes)
+Report._repr_html_, Report._repr_markdown_ = ResultView._repr_html_, ResultView._repr_markdown_
+
 # %% ../nbs/12b_report.ipynb #a6eda57e
 @patch
 def to_json(self: Report) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from fastcore.basics import patch
+from .render import ResultView
 from .core import BrightproError, atomic_write, ragged_arange
 
 # %% auto #0
@@ -92,7 +93,7 @@ def _duplicates(q_codes: np.ndarray, hashes: np.ndarray, docids: np.ndarray) -> 
 
 # %% ../nbs/02_runs.ipynb #cf3b988e
 @dataclass(eq=False)
-class Run:
+class Run(ResultView):
     "A ranked run stored as flat arrays: `qids`, CSR `offsets`, ranked `docids` and optional `scores`."
     qids: np.ndarray
     offsets: np.ndarray
@@ -105,6 +106,17 @@ class Run:
     def __repr__(self):
         return (f"Run({self.name!r}, queries={len(self.qids)}, rows={int(self.offsets[-1])}, "
                 f"scores={'yes' if self.scores is not None else 'no'})")
+
+# %% ../nbs/02_runs.ipynb #8b17e7e6
+@patch
+def _view(self: Run, n: int = 5) -> tuple:
+    "Title, tables and notes for `_repr_html_` and `_repr_markdown_`: the first `n` queries, their depth and top document."
+    lengths, first = np.diff(self.offsets)[:n], self.offsets[:-1][:n]
+    shown = pd.DataFrame({"qid": pd.Series(self.qids[:n], dtype=object), "documents": lengths,
+                          "top document": [self.docids[o] if m else None for o, m in zip(first, lengths)]})
+    if self.scores is not None: shown["top score"] = [float(self.scores[o]) if m else np.nan for o, m in zip(first, lengths)]
+    notes = [f"the first {n} of {len(self.qids)} queries"] if len(self.qids) > n else []
+    return f"Run {self.name}: {len(self.qids)} queries, {int(self.offsets[-1])} ranked rows", [(None, shown)], notes
 
 # %% ../nbs/02_runs.ipynb #b94ef84f
 @patch(cls_method=True)

@@ -13,7 +13,7 @@ import pandas as pd
 from fastcore.basics import patch
 
 from .core import BrightproError, check_int
-from .render import latex_table, markdown_table
+from .render import ResultView, latex_table, markdown_table
 
 # %% auto #0
 __all__ = ['paired_randomization_test', 'paired_bootstrap_ci', 'bootstrap_ci', 'holm', 'Comparison', 'check_resampling',
@@ -95,7 +95,7 @@ def holm(pvalues) -> np.ndarray:
 
 # %% ../nbs/08_significance.ipynb #aa1144a4
 @dataclass(eq=False)
-class Comparison:
+class Comparison(ResultView):
     "The result of `compare`: a long `table` (one row per system and metric) and its settings."
     table: pd.DataFrame   # one row per system and metric: mean, interval, and against the baseline delta and p-values
     baseline: str         # the system the others are tested against
@@ -132,6 +132,14 @@ def to_markdown(self: Comparison, ci: bool = False, digits: int = 4) -> str:
     w = self.wide(ci, digits).rename_axis("system").reset_index()
     return markdown_table(w, digits, align="l" + "r" * (len(w.columns) - 1)) + "\n\n" + self._note(ci)
 
+
+# %% ../nbs/08_significance.ipynb #d333cd6c
+@patch
+def _view(self: Comparison) -> tuple:
+    "Title, the wide table and the note on the marks, for `_repr_html_` and `_repr_markdown_`."
+    w = self.wide().rename_axis("system").reset_index()
+    return (f"Comparison against {self.baseline} ({self.settings.get('statistic', 'mean')})",
+            [(None, w, "l" + "r" * (len(w.columns) - 1))], [self._note()])
 
 # %% ../nbs/08_significance.ipynb #5c0e1a07
 @patch

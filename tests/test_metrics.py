@@ -254,7 +254,7 @@ def test_bad_runs_raise_clear_errors(bad, msg):
 def test_bad_parameters():
     with pytest.raises(BrightproError, match="k must"): evaluate_run({"q": ["a"]}, {"q": ["a"]}, k=0)
     with pytest.raises(BrightproError, match="alpha"): evaluate_run({"q": ["a"]}, {"q": ["a"]}, alpha=2)
-    with pytest.raises(BrightproError, match="unknown metric"): evaluate_run({"q": ["a"]}, {"q": ["a"]}, metrics=["map"])
+    with pytest.raises(BrightproError, match="unknown metric"): evaluate_run({"q": ["a"]}, {"q": ["a"]}, metrics=["MAP"])
 
 
 @pytest.mark.parametrize("seed", range(10))
