@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/endpoint.html.md"""
 
 # %% ../nbs/05e_endpoint.ipynb #ae2d28a6
 from __future__ import annotations
-import json, math, os, re, socket, sys, threading, time
+import json, math, os, re, socket, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit, urlunsplit

@@ -9,6 +9,7 @@ import pytest
 
 from brightpro.core import BrightproError
 from brightpro.data import load_domain
+from brightpro.dense import Dense
 from brightpro.endpoint import Endpoint, LocalEmbeddingServer, minilm_encoder
 from brightpro.runs import read_trec_run
 
@@ -40,10 +41,11 @@ def test_cli_rankings_equal_local_dense_and_a_repeated_run_asks_nothing(minilm, 
     api = run_cli("retrieve", "--retriever", "api:all-MiniLM-L6-v2", "--option", f"base_url={minilm.base_url}", "--option", "concurrency=3",
                   "--option", "batch_size=16", "--option", "price_per_million=0.02", "--out", tmp_path/"out", *common, env=env)
     assert api.returncode == 0, api.stderr
-    local = run_cli("retrieve", "--retriever", "dense", "--out", tmp_path/"local", *common)
-    assert local.returncode == 0, local.stderr
+    d, ids, texts = biology
+    local = Dense()   # the same model, local (itself checked against bare sentence-transformers in test_retrievers_dense)
+    local.index(ids, texts)
     a = read_trec_run(tmp_path/"out"/"api-all-MiniLM-L6-v2"/"biology.trec").to_dict()
-    b = read_trec_run(tmp_path/"local"/"dense"/"biology.trec").to_dict()
+    b = local.search(dict(d.query_text), 92).to_dict()
     assert set(a) == set(b) and len(a) == 6
     top10 = np.mean([len(set(a[q][:10]) & set(b[q][:10])) / 10 for q in b])
     same = np.mean([a[q] == b[q] for q in b])
@@ -113,6 +115,7 @@ def test_the_key_is_sent_but_never_shown(monkeypatch):
 KILLED = textwrap.dedent("""
     import sys
     from brightpro.data import load_domain
+from brightpro.dense import Dense
     from brightpro.endpoint import Endpoint
     d = load_domain("biology")
     Endpoint("all-MiniLM-L6-v2", base_url=sys.argv[1], cache_dir=sys.argv[2], chunk=8, batch_size=4, concurrency=2).index(
