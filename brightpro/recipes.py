@@ -103,7 +103,7 @@ BRIGHT_PRO_RECIPES = [
     _bp("google/embeddinggemma-300m", "embeddinggemma", query_instruction_long="", doc_instruction_long="", encoder="query_document",
         dtype="bfloat16", query_max_length=2048, doc_max_length=2048, trust_remote_code=True, batch_size=64, published=_final(39.4)),
     Recipe("text-embedding-3-large", "bright-pro", query_instruction_long="", doc_instruction_long="", library="openai",
-           query_max_length=6000, doc_max_length=6000, batch_size=1024, published=_final(45.8),   # an API model: api:text-embedding-3-large
+           query_max_length=6000, doc_max_length=6000, batch_size=1024,   # an API model: api:text-embedding-3-large; its 45.8 (issue 17) is not listed until tables name api: runs
            source=f"{BRIGHT_PRO_REPO}: retrieval/configs/openai/<domain>.json, retrieval/retrievers.py (retrieval_openai: tiktoken cl100k_base)"),
 ]
 
