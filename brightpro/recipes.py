@@ -42,7 +42,7 @@ class Recipe:
     doc_instruction_long: str | None = None
     per_domain: dict = field(default_factory=dict)  # domain -> (query, doc, query_long, doc_long) where they differ
     encoder: str = "prompt"                     # 'prompt', 'query_document' (encode_query/encode_document), 'instruction_excluded' (the model's own encode(instruction=...))
-    library: str = "sentence-transformers"      # what loads the model: 'sentence-transformers', 'gritlm' or 'transformers'
+    library: str = "sentence-transformers"      # what loads the model: 'sentence-transformers', 'gritlm', 'transformers', or 'openai' (an API, `api:<model>`)
     pooling: str = "checkpoint"                 # 'checkpoint' (the model's own), 'lasttoken', 'mean', 'cls'
     pooling_include_prompt: bool = True         # False: the instruction's tokens are left out of the pooled mean
     dtype: str = "float32"                      # 'float32', 'bfloat16' or 'auto' (the checkpoint's own)
@@ -154,6 +154,9 @@ BRIGHT_PRO_RECIPES = [
         query_max_length=2048, doc_max_length=2048, batch_size=4, published=_final(46.3)),
     _bp("google/embeddinggemma-300m", "embeddinggemma", query_instruction_long="", doc_instruction_long="", encoder="query_document",
         dtype="bfloat16", query_max_length=2048, doc_max_length=2048, trust_remote_code=True, batch_size=64, published=_final(39.4)),
+    Recipe("text-embedding-3-large", "bright-pro", query_instruction_long="", doc_instruction_long="", library="openai",
+           query_max_length=6000, doc_max_length=6000, batch_size=1024,   # an API model: api:text-embedding-3-large; its 45.8 (issue 17) is not listed until tables name api: runs
+           source=f"{BRIGHT_PRO_REPO}: retrieval/configs/openai/<domain>.json, retrieval/retrievers.py (retrieval_openai: tiktoken cl100k_base)"),
 ]
 
 # %% ../nbs/05c_recipes.ipynb #dfd00412

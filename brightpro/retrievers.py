@@ -17,6 +17,7 @@ from .runs import Run
 from .retriever import Retriever, ranked_run
 from .bm25 import BM25Bright, BM25S
 from .dense import Dense
+from .endpoint import Endpoint
 
 # %% auto #0
 __all__ = ['RETRIEVER_FORMS', 'rrf', 'Fusion', 'retriever_options', 'check_options', 'get_retriever', 'retriever_slug']
@@ -61,7 +62,7 @@ def search(self: Fusion, queries: dict[str, str], k: int = 1000) -> Run:  # noqa
     return rrf([r.search(queries, max(k, self.depth)) for r in self.retrievers], k, self.c, self.name)
 
 # %% ../nbs/05f_retrievers.ipynb #f256b231
-RETRIEVER_FORMS = ("bm25", "bm25-bright", "dense", "dense:<model name or path>", "fusion:<name>+<name>[+...]")
+RETRIEVER_FORMS = ("bm25", "bm25-bright", "dense", "dense:<model name or path>", "api:<model served at base_url>", "fusion:<name>+<name>[+...]")
 
 def _fusion_parts(name: str) -> list[str]:
     parts = [p for p in name[7:].split("+") if p]
@@ -76,6 +77,7 @@ def _classes(name: str) -> list[type]:
     if name == "bm25": return [BM25S]
     if name == "bm25-bright": return [BM25Bright]
     if name == "dense" or (name.startswith("dense:") and name[6:]): return [Dense]
+    if name.startswith("api:") and name[4:].strip(): return [Endpoint]
     raise BrightproError(f"unknown retriever {name!r}; valid forms: {', '.join(RETRIEVER_FORMS)}")
 
 # %% ../nbs/05f_retrievers.ipynb #f7a0a293
@@ -117,6 +119,10 @@ _OPTION_RULES = {
     "outside_environment": _rule("true or false", lambda v: str(v).lower() in _BOOLS, lambda v: _BOOLS[str(v).lower()]),
     "recipe": _text, "dtype": _rule("one of float32, bfloat16, float16, auto", lambda v: v in ("float32", "bfloat16", "float16", "auto")),
     "padding_side": _rule("left or right", lambda v: v in ("left", "right")),
+    "base_url": _text, "concurrency": _positive_int, "dimensions": _positive_int,
+    "timeout": _rule("a number of seconds > 0", lambda v: (_number(v) or 0) > 0, _number),
+    "max_retries": _rule("an integer >= 0", lambda v: _number(v, True) is not None and _number(v, True) >= 0, lambda v: _number(v, True)),
+    "price_per_million": _rule("a number >= 0 (dollars)", lambda v: _number(v) is not None and _number(v) >= 0, _number),
 }
 
 # %% ../nbs/05f_retrievers.ipynb #af6932ce
@@ -149,7 +155,8 @@ def _build(name: str, context: dict, options: dict) -> Retriever:
     cls = _classes(name)[0]
     takes = inspect.signature(cls.__init__).parameters
     kwargs = {k: v for k, v in {**context, **options}.items() if k in takes}   # context only where it is taken
-    return cls(name[6:], **kwargs) if name.startswith("dense:") else cls(**kwargs)
+    if name.startswith(("dense:", "api:")): return cls(name.split(":", 1)[1], **kwargs)   # the model's name follows the colon
+    return cls(**kwargs)
 
 def get_retriever(name: str, domain: str = "", cache_dir=None, analyzer_thread: bool = True, benchmark: str = "bright-pro",
                   long: bool = False, **options) -> Retriever:

@@ -57,6 +57,10 @@ AUTHORS_CONFIGS = {
         (['biology', 'earth_science', 'economics', 'psychology', 'robotics', 'stackoverflow', 'sustainable_living'],
          {'instructions': {'document': '', 'query': ''}, 'instructions_long': {'document': '', 'query': ''}}),
     ],
+    ('bright-pro', 'openai'): [
+        (['biology', 'earth_science', 'economics', 'psychology', 'robotics', 'stackoverflow', 'sustainable_living'],
+         {'instructions': {}, 'instructions_long': {}}),
+    ],
     ('bright', 'e5'): [
         (['aops', 'theoremqa_questions'],
          {'instructions': {'query': 'Instruct: Given a Math problem, retrieve relevant examples that help answer the problem\nQuery: '}}),
@@ -167,7 +171,7 @@ FOLDER_MODEL = {
     ("bright-pro", "inf-retriever-pro"): "infly/inf-retriever-v1-pro", ("bright-pro", "qwen3-embed"): "Qwen/Qwen3-Embedding-8B",
     ("bright-pro", "gte-qwen2"): "Alibaba-NLP/gte-Qwen2-7B-instruct", ("bright-pro", "grit"): "GritLM/GritLM-7B",
     ("bright-pro", "reasonir"): "reasonir/ReasonIR-8B", ("bright-pro", "inst-xl"): "hkunlp/instructor-xl",
-    ("bright-pro", "embeddinggemma"): "google/embeddinggemma-300m",
+    ("bright-pro", "embeddinggemma"): "google/embeddinggemma-300m", ("bright-pro", "openai"): "text-embedding-3-large",
     ("bright", "e5"): "intfloat/e5-mistral-7b-instruct", ("bright", "sf"): "Salesforce/SFR-Embedding-Mistral",
     ("bright", "qwen"): "Alibaba-NLP/gte-Qwen1.5-7B-instruct", ("bright", "qwen2"): "Alibaba-NLP/gte-Qwen2-7B-instruct",
     ("bright", "grit"): "GritLM/GritLM-7B", ("bright", "inst-l"): "hkunlp/instructor-large", ("bright", "inst-xl"): "hkunlp/instructor-xl",
@@ -201,8 +205,8 @@ def test_every_recipe_equals_the_authors_configs_for_every_domain_and_setting(li
                     expected = None if theirs is None else (theirs.get("query", "").format(task=domain), theirs.get("document", "").format(task=domain))
                     assert _ours(r, domain, setting) == expected, (bench, folder, domain, setting)
                     checked += 1
-    assert checked == 11 * 7 * 2 + 9 * 12 * 2 == 370
-    assert len(listed) == len(FOLDER_MODEL) == 20   # every listed recipe is one of the authors' configs
+    assert checked == 12 * 7 * 2 + 9 * 12 * 2 == 384
+    assert len(listed) == len(FOLDER_MODEL) == 21   # every listed recipe is one of the authors' configs
 
 
 def test_listing_has_the_keys_tools_need(listed):
@@ -224,6 +228,8 @@ def test_the_authors_settings_beyond_the_instructions(listed):
     assert (gte["trust_remote_code"], gte["pooling"], gte["padding_side"], gte["max_length"], gte["dtype"]) == (True, "lasttoken", "left", 8192, "float32")
     assert bp("google/embeddinggemma-300m")["encoder"] == "query_document"
     assert bp("hkunlp/instructor-xl")["pooling_include_prompt"] is False
+    # retrieval_openai: tiktoken cl100k_base, cut_text_openai(threshold=6000), batch_size 1024
+    assert [bp("text-embedding-3-large")[k] for k in ("library", "max_length", "query_max_length", "batch_size")] == ["openai", 6000, 6000, 1024]
     assert bp("reasonir/ReasonIR-8B")["environment"] == {"transformers": "4.55.2", "sentence-transformers": "5.4.1"}
 
 
