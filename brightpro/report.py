@@ -28,12 +28,11 @@ from .results import Layout, prepare_results, results_ready
 from .tables import TABLE_FORMATS, png_size, read_captions
 
 # %% auto #0
-__all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'OKABE_ITO', 'MARKERS', 'LINES', 'notebook_digest', 'page_stamp',
-           'page_digests', 'page_changes', 'page_up_to_date', 'analysis_notebook', 'run_notebook', 'notebook_error',
-           'export_html', 'run_styles', 'html_table', 'smallest_p', 'power_note', 'pairwise_beats', 'run_provenance',
-           'report_command', 'nav_html', 'Page', 'build_page', 'build_pages', 'page_task', 'Report', 'page_files',
-           'file_links', 'files_html', 'index_context', 'render_index', 'write_index', 'check_report_settings',
-           'build_report']
+__all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'notebook_digest', 'page_stamp', 'page_digests', 'page_changes',
+           'page_up_to_date', 'analysis_notebook', 'run_notebook', 'notebook_error', 'export_html', 'run_styles',
+           'html_table', 'smallest_p', 'power_note', 'pairwise_beats', 'run_provenance', 'report_command', 'nav_html',
+           'Page', 'build_page', 'build_pages', 'page_task', 'Report', 'page_files', 'file_links', 'files_html',
+           'index_context', 'render_index', 'write_index', 'check_report_settings', 'build_report']
 
 # %% ../nbs/12b_report.ipynb #b5eccffa2
 def _source(cell) -> str: return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
@@ -134,12 +133,12 @@ def export_html(notebook, html, title: str = "report", nav: str = ""):
     with atomic_write(html) as f: f.write(body)
 
 # %% ../nbs/12b_report.ipynb #e6818d72
-OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442"]   # colour-blind safe
-MARKERS, LINES = ["o", "s", "^", "D", "v", "P", "X", "*"], ["-", "--", ":", "-."]
+_OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442"]   # colour-blind safe
+_MARKERS, _LINES = ["o", "s", "^", "D", "v", "P", "X", "*"], ["-", "--", ":", "-."]
 
 def run_styles(runs) -> dict:
     "{run: {'color', 'marker', 'ls'}} in the order of `runs`: Okabe-Ito colours, and a marker and line style per run so print and colour-blind readers tell them apart."
-    return {r: {"color": OKABE_ITO[i % len(OKABE_ITO)], "marker": MARKERS[i % len(MARKERS)], "ls": LINES[i % len(LINES)]}
+    return {r: {"color": _OKABE_ITO[i % len(_OKABE_ITO)], "marker": _MARKERS[i % len(_MARKERS)], "ls": _LINES[i % len(_LINES)]}
             for i, r in enumerate(runs)}
 
 # %% ../nbs/12b_report.ipynb #54fb1c2e
