@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/report.html.md"""
 
 # %% ../nbs/12b_report.ipynb #b9950c22
 from __future__ import annotations
-import errno, json, logging, multiprocessing, os, re, shutil, tempfile, time
+import errno, html, json, logging, multiprocessing, os, re, shlex, shutil, tempfile, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -19,6 +19,8 @@ from . import __version__
 from .core import (BrightproError, atomic_write, check_alpha, check_int, check_ks, check_writable_dir, file_digest,
                             folder_lock, json_digest, one_line, os_reason, package_path, parse_domains, progress, replace_folder,
                             exit_with_parent, require)
+from .render import column_alignment, format_cell
+from .significance import holm, paired_randomization_test
 from .data import available_domains, load_domains
 from .retrieve import run_slug
 from .retrievers import get_retriever
@@ -26,10 +28,11 @@ from .results import Layout, prepare_results, results_ready
 from .tables import TABLE_FORMATS, png_size, read_captions
 
 # %% auto #0
-__all__ = ['STAMP', 'TEMPLATES', 'notebook_digest', 'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date',
-           'analysis_notebook', 'run_notebook', 'notebook_error', 'export_html', 'Page', 'build_page', 'build_pages',
-           'page_task', 'Report', 'page_files', 'index_context', 'render_index', 'write_index', 'check_report_settings',
-           'build_report']
+__all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'notebook_digest', 'page_stamp', 'page_digests', 'page_changes',
+           'page_up_to_date', 'analysis_notebook', 'run_notebook', 'notebook_error', 'export_html', 'run_styles',
+           'html_table', 'smallest_p', 'power_note', 'pairwise_beats', 'run_provenance', 'report_command', 'nav_html',
+           'Page', 'build_page', 'build_pages', 'page_task', 'Report', 'page_files', 'file_links', 'files_html',
+           'index_context', 'render_index', 'write_index', 'check_report_settings', 'build_report']
 
 # %% ../nbs/12b_report.ipynb #b5eccffa2
 def _source(cell) -> str: return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
@@ -114,15 +117,123 @@ def notebook_error(e: BaseException) -> str:
 _QUIET = logging.getLogger("brightpro.report.nbconvert")   # nbconvert's notes (images without alt text) are not the user's concern
 _QUIET.setLevel(logging.ERROR)
 
-def export_html(notebook, html, title: str = "report"):
-    "Write the (executed) `notebook` as one self-contained HTML page `html`."
+NOTEBOOK_ONLY = "notebook-only"
+
+def export_html(notebook, html, title: str = "report", nav: str = ""):
+    "Write the (executed) `notebook` as one self-contained HTML page `html`, with the navigation bar `nav` (HTML) on top."
     nbformat = require("nbformat", "report", "brightpro report")
-    HTMLExporter = require("nbconvert", "report", "brightpro report").HTMLExporter   # deferred: heavy imports
+    nbconvert = require("nbconvert", "report", "brightpro report")   # deferred: heavy imports
     # a page reads like a paper's appendix: prose, figures and tables; the code stays in the .ipynb beside it
-    exporter = HTMLExporter(template_name="lab", extra_template_paths=[str(TEMPLATES)], template_file="page.html.j2", log=_QUIET,
+    exporter = nbconvert.HTMLExporter(template_name="lab", extra_template_paths=[str(TEMPLATES)], template_file="page.html.j2", log=_QUIET,
                             exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
-    body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4), resources={"metadata": {"name": title}})
+    # cells tagged `notebook-only` speak to a notebook's reader (how it runs on its own), not to a page's; so does
+    # papermill's banner over a failed notebook (the error itself stays)
+    exporter.register_preprocessor(nbconvert.preprocessors.TagRemovePreprocessor(remove_cell_tags={NOTEBOOK_ONLY, "papermill-error-cell-tag"}), enabled=True)
+    body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4), resources={"metadata": {"name": title}, "bp_nav": nav})
     with atomic_write(html) as f: f.write(body)
+
+# %% ../nbs/12b_report.ipynb #e6818d72
+_OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442"]   # colour-blind safe
+_MARKERS, _LINES = ["o", "s", "^", "D", "v", "P", "X", "*"], ["-", "--", ":", "-."]
+
+def run_styles(runs) -> dict:
+    "{run: {'color', 'marker', 'ls'}} in the order of `runs`: Okabe-Ito colours, and a marker and line style per run so print and colour-blind readers tell them apart."
+    return {r: {"color": _OKABE_ITO[i % len(_OKABE_ITO)], "marker": _MARKERS[i % len(_MARKERS)], "ls": _LINES[i % len(_LINES)]}
+            for i, r in enumerate(runs)}
+
+# %% ../nbs/12b_report.ipynb #54fb1c2e
+def html_table(df: pd.DataFrame, digits: int = 4, align: str | None = None, bold: dict | None = None) -> str:
+    "`df` as an HTML table for a page: no index column, '-' for a missing value, text left and numbers right (`align`: one l/r per column), nothing cut; `bold`: {column: the value to set in bold}."
+    lr = column_alignment(df, align)
+    side = {"l": "left", "r": "right"}
+    head = "".join(f'<th style="text-align: {side[a]}">{html.escape(str(c))}</th>' for c, a in zip(df.columns, lr))
+    rows = []
+    for row in df.itertuples(index=False):
+        cells = []
+        for c, a, v in zip(df.columns, lr, row):
+            text = html.escape(format_cell(v, digits))
+            if bold and c in bold and not pd.isna(v) and v == bold[c]: text = f"<b>{text}</b>"
+            cells.append(f'<td style="text-align: {side[a]}">{text}</td>')
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return f'<table class="bp-table"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+# %% ../nbs/12b_report.ipynb #6808df6b
+def smallest_p(n: int, m: int = 1, n_resamples: int = 10_000) -> tuple[float, float]:
+    "The smallest two-sided p a paired randomization test can give on `n` queries (exact: 2/2^n; sampled: 1/(n_resamples + 1)), and after Holm over `m` comparisons (m times it, at most 1)."
+    p = 2.0 / 2 ** n if n <= 20 and 2 ** n <= n_resamples else 1.0 / (n_resamples + 1)   # as significance._signs draws them
+    return min(1.0, p), min(1.0, m * p)
+
+def power_note(n: int, m: int, alpha: float = 0.05, n_resamples: int = 10_000) -> str:
+    "One sentence for a page: whether `n` paired queries can show a difference significant at `alpha` over `m` comparisons."
+    p, ph = smallest_p(n, m, n_resamples)
+    how = f"2/2^{n} = {p:.3g}" if p > 1 / (n_resamples + 1) else f"{p:.3g} ({n_resamples:,} random sign patterns)"
+    holm = f", and {ph:.3g} after Holm's correction over {m} comparisons" if m > 1 else ""
+    if ph >= alpha:
+        return (f"**Too few queries for significance**: with {n} paired queries the smallest p a randomization test can give is "
+                f"{how}{holm}, not below alpha = {alpha}; no mark can appear here, whatever the differences.")
+    return f"With {n} paired queries the smallest p a randomization test can give is {how}{holm}, below alpha = {alpha}: a real difference can show."
+
+
+# %% ../nbs/12b_report.ipynb #58d899d0
+def pairwise_beats(scores: pd.DataFrame, # one column per run, one row per query (NaN: not scored), in the page's run order
+                   alpha: float = 0.05, # a Holm-adjusted p below it is significant
+                   groups=None, # a domain per row: the statistic is the mean of domain means
+                  ) -> dict:
+    "All pairs of runs, ranx `compare` style: {run: [the runs it beats]}, by paired randomization tests Holm-corrected over every pair."
+    runs = list(scores.columns)
+    pairs = [(a, b) for i, a in enumerate(runs) for b in runs[i + 1:]]
+    ps = [paired_randomization_test(scores[a], scores[b], groups=groups) for a, b in pairs]
+    beats = {r: [] for r in runs}
+    for (a, b), p in zip(pairs, holm(ps) if pairs else []):
+        if not p < alpha: continue
+        x, y = scores[[a, b]].dropna().mean()   # the higher mean beats the lower
+        winner, loser = (a, b) if x > y else (b, a)
+        beats[winner].append(loser)
+    return {r: [x for x in runs if x in beats[r]] for r in runs}
+
+# %% ../nbs/12b_report.ipynb #3eef96b7
+def _dataset_words(ds: dict) -> str:
+    name = str(ds.get("dataset", "?"))
+    return {"sample": "the bundled sample", "hub": "the Hugging Face hub"}.get(name, name)
+
+def run_provenance(name: str, meta: dict | None, domain: str, run_file=None) -> dict:
+    "How run `name` on `domain` was made, from its `.meta.json` (`meta`; None for a run made elsewhere, then `run_file`'s path and digest): the command, version, dataset and revision, model and settings, the run file's digest."
+    if meta is None:
+        return {"run": name, "command": f"# made outside brightpro: {run_file}" if run_file else "# made outside brightpro",
+                "brightpro": "-", "dataset": "-", "revision": "-", "model": "-", "settings": "-",
+                "digest": file_digest(run_file) if run_file and Path(run_file).is_file() else "-"}
+    fp, r, ds = meta.get("fingerprint", {}), meta.get("retriever", {}), meta.get("dataset", {})
+    cmd = ["brightpro retrieve", f"--dataset {shlex.quote(str(ds.get('dataset', 'sample')))}", f"--domain {domain}",
+           f"--retriever {shlex.quote(str(fp.get('retriever', r.get('name', name))))}"]
+    if fp.get("benchmark", "brightpro") != "brightpro": cmd.append(f"--benchmark {fp['benchmark']}")
+    if ds.get("revision"): cmd.append(f"--revision {shlex.quote(str(ds['revision']))}")
+    if fp.get("top", 1000) != 1000: cmd.append(f"--top {fp['top']}")
+    cmd += [f"--option {shlex.quote(f'{k}={v}')}" for k, v in (fp.get("options") or {}).items()]
+    settings = "; ".join(f"{k} {v}" for k, v in r.items() if k not in ("name", "corpus_hash", "model") and not isinstance(v, (dict, list)))
+    return {"run": name, "command": " ".join(cmd + ["--out runs"]), "brightpro": fp.get("brightpro", "-"),
+            "dataset": f"{_dataset_words(ds)} ({ds.get('benchmark', fp.get('benchmark', 'brightpro'))}, {ds.get('documents', 'documents')})",
+            "revision": ds.get("commit") or ds.get("revision") or "-", "model": r.get("model") or r.get("name", name),
+            "settings": settings or "-", "digest": ((meta.get("files") or {}).get("trec") or {}).get("blake2b", "-")}
+
+# %% ../nbs/12b_report.ipynb #3042fa28
+def report_command(dataset, domains, runs, *, agent=None, k_values=(5, 10, 25, 50), alpha: float = 0.5, baseline=None) -> str:
+    "The `brightpro report` command line that builds a report of `runs` on `domains` of `dataset` with these settings."
+    parts = ["brightpro report", f"--dataset {shlex.quote(str(dataset))}", f"--domain {','.join(domains)}",
+             f"--retrievers {shlex.quote(','.join(runs))}", f"--agent {agent or 'none'}", f"--k {','.join(map(str, k_values))}",
+             f"--alpha {alpha}"]
+    return " ".join(parts + ([f"--baseline {shlex.quote(baseline)}"] if baseline and baseline != list(runs)[0] else []))
+
+def nav_html(page: str, domains) -> str:
+    "The navigation bar of a report page (`page`: 'summary' or a domain): the index, the summary, the previous and next domain, every domain."
+    domains = list(domains)
+    href = lambda d: f"../{d}/report.html"
+    links = ['<a href="../index.html">index</a>', '<b>summary</b>' if page == "summary" else f'<a href="{href("summary")}">summary</a>']
+    if page in domains:
+        i = domains.index(page)
+        links.append(f'<a href="{href(domains[i - 1])}">&larr; {domains[i - 1]}</a>' if i > 0 else '<span>&larr;</span>')
+        links.append(f'<a href="{href(domains[i + 1])}">{domains[i + 1]} &rarr;</a>' if i + 1 < len(domains) else '<span>&rarr;</span>')
+    dom = " ".join(f"<b>{d}</b>" if d == page else f'<a href="{href(d)}">{d}</a>' for d in domains)
+    return f'<nav class="bp-nav">{" · ".join(links)}<span class="bp-domains">domains: {dom}</span></nav>'
 
 # %% ../nbs/12b_report.ipynb #b5eccffa31
 @dataclass
@@ -158,7 +269,8 @@ def build_page(name: str, notebook, params: dict, stamp: dict, out,
         except Exception as e:
             if (failed := _os_error(e)) is not None: raise failed from None
             error = notebook_error(e)
-        if (staging/"report.ipynb").is_file(): export_html(staging/"report.ipynb", staging/"report.html", f"{name}: brightpro report")
+        if (staging/"report.ipynb").is_file(): export_html(staging/"report.ipynb", staging/"report.html", f"{name}: brightpro report",
+                                                                  nav_html(name, params["nav"]) if params.get("nav") is not None else "")
         if error is None:
             written = {**stamp, "files": page_digests(staging)}
             with atomic_write(staging/STAMP) as f: f.write(json.dumps(written, indent=1))
@@ -218,13 +330,15 @@ def _page_inputs(layout: Layout, domains, s: dict) -> dict:
 def _dataset_param(dataset) -> str:
     return str(dataset) if str(dataset) in ("sample", "hub") else str(Path(dataset).resolve())
 
-def page_task(name: str, layout: Layout, s: dict, domains: list, force: bool = False) -> dict | None:
+def page_task(name: str, layout: Layout, s: dict, domains: list, force: bool = False,
+              nav: list | None = None, # the domains the navigation bar links (None: `domains`)
+             ) -> dict | None:
     "The `build_page` arguments of page `name` (a domain, or 'summary' over `domains`); None when it is up to date."
     params = {"dataset": _dataset_param(s["dataset"]), "results_dir": "results", "k_values": s["k_values"],
-              "alpha": s["alpha"], "baseline": s["baseline"]}
+              "alpha": s["alpha"], "baseline": s["baseline"], "nav": list(domains if nav is None else nav), "runs_dir": "runs"}
     if name == "summary": params["domains"], notebook = list(domains), analysis_notebook("summary")
     else:
-        params.update(domain=name, runs_dir="runs", agent_dir="agent" if s["agent"] else None)
+        params.update(domain=name, agent_dir="agent" if s["agent"] else None)
         notebook = analysis_notebook("domain_report")
     stamp = page_stamp(notebook, params, _page_inputs(layout, domains, s))
     changed = None if force else page_changes(layout.page(name), stamp)
@@ -311,12 +425,36 @@ def page_files(folder) -> dict:
                "files": {f: rel(tabs/f"{n}.{f}") for f in TABLE_FORMATS if (tabs/f"{n}.{f}").is_file()}} for n in names]
     return {"figures": figures, "tables": tables}
 
+# %% ../nbs/12b_report.ipynb #50ef1b77
+_FORMATS = {"csv": "CSV", "md": "Markdown", "tex": "LaTeX", "png": "PNG", "svg": "SVG"}
+
+def file_links(folder, name: str, kind: str = "tables") -> str:
+    "Links, relative to the page folder `folder`, to each saved format of figure or table `name` (`kind`: 'figures' or 'tables')."
+    exts = ("png", "svg") if kind == "figures" else TABLE_FORMATS
+    found = [e for e in exts if (Path(folder)/kind/f"{name}.{e}").is_file()]
+    return " · ".join(f'<a href="{kind}/{name}.{e}">{_FORMATS[e]}</a>' for e in found)
+
+def files_html(folder) -> str:
+    "Every figure and table a page folder holds, captioned, each format a link (relative to the folder)."
+    f = page_files(folder)
+    fig = "".join(f"<li>{html.escape(x['caption'])}: {file_links(folder, x['name'], 'figures')}</li>" for x in f["figures"])
+    tab = "".join(f"<li>{html.escape(x['caption'])}: {file_links(folder, x['name'])}</li>" for x in f["tables"])
+    return f'<div class="bp-files"><h3>Figures</h3><ul>{fig}</ul><h3>Tables</h3><ul>{tab}</ul></div>'
+
 # %% ../nbs/12b_report.ipynb #76d06905
-def _leaderboard(out: Path) -> dict | None:
-    "The summary's leaderboard table (columns and rows of strings) for the index, when the summary wrote one."
-    try: df = pd.read_csv(out/"summary"/"tables"/"leaderboard.csv", dtype=str).fillna("-")
+def _overview(out: Path, runs: list) -> dict | None:
+    "Runs by domains of the summary's headline measure (its domain means, and their mean), with the best of each column, for the index."
+    try: dm = pd.read_csv(out/"summary"/"tables"/"domain_means.csv")
     except (OSError, ValueError): return None
-    return {"columns": list(df.columns), "rows": df.to_numpy().tolist()}
+    measure = next((c for c in dm.columns if c.startswith("alpha_ndcg@")), None)
+    if measure is None or not {"domain", "run"} <= set(dm.columns): return None
+    grid = dm.pivot(index="run", columns="domain", values=measure)
+    grid = grid.reindex([r for r in runs if r in grid.index], columns=list(dict.fromkeys(dm.domain)))
+    grid["mean"] = grid.mean(axis=1, skipna=False)   # a run missing a domain has no mean: never one of fewer domains
+    best = {c: grid[c].max() for c in grid.columns}
+    rows = [[r] + [{"text": format_cell(v, 3), "best": bool(pd.notna(v) and v == best[c])} for c, v in row.items()]
+            for r, row in grid.iterrows()]
+    return {"measure": measure.replace("alpha_ndcg", "alpha-nDCG"), "domains": list(grid.columns[:-1]), "rows": rows}
 
 def _entry(out: Path, p: Page | None, name: str) -> dict:
     folder = out/name
@@ -326,11 +464,13 @@ def _entry(out: Path, p: Page | None, name: str) -> dict:
             "notebook": f"{name}/report.ipynb" if (folder/"report.ipynb").is_file() else None, **page_files(folder)}
 
 def index_context(report: Report) -> dict:
-    "What the index template shows: settings, the summary's entry and leaderboard, one entry per domain."
+    "What the index template shows: settings, the command, the runs-by-domains overview, the summary's entry, one entry per domain."
     out, s = Path(report.out), report.settings
-    return {"settings": s, "summary": _entry(out, report.summary, "summary"), "leaderboard": _leaderboard(out),
+    return {"settings": s, "summary": _entry(out, report.summary, "summary"), "overview": _overview(out, s["retrievers"]),
             "domains": [_entry(out, p, p.name) for p in report.pages],
-            "failed": [p.name for p in report.pages if p.status == "failed"], "version": __version__}
+            "failed": [p.name for p in report.pages if p.status == "failed"], "version": __version__,
+            "command": report_command(s["dataset"], s["domains"], s["retrievers"], agent=s["agent"], k_values=s["k_values"],
+                                      alpha=s["alpha"], baseline=s["baseline"])}
 
 def render_index(report: Report) -> str:
     "index.html for `report`, from the package's jinja2 template `templates/index.html.j2`."
@@ -371,9 +511,10 @@ def check_report_settings(dataset, domains, *, retrievers, agent, jobs, k_values
 def _domain_pages(layout, s, evaluated: dict, force, echo) -> list[Page]:
     "Stage 4: a page per domain (failed at once when its evaluation failed)."
     pages, tasks = {}, []
+    ready = [d for d in s["domains"] if results_ready(evaluated[d])]   # the pages the navigation bar can link
     for d in s["domains"]:
         if not results_ready(evaluated[d]): pages[d] = Page(d, "failed", evaluated[d]); continue
-        task = page_task(d, layout, s, [d], force)
+        task = page_task(d, layout, s, [d], force, nav=ready)
         if task is None: pages[d] = Page(d, "up to date")
         else: tasks.append(task)
     for p in build_pages(tasks, s["jobs"], echo): pages[p.name] = p

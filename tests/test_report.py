@@ -18,9 +18,9 @@ from brightpro.tables import FULL_QUERIES
 
 DOMAINS = ["biology", "economics"]
 RETRIEVERS = ["bm25-bright", "bm25"]
-DOMAIN_FIGURES = ["metrics_ci", "by_k", "aspect_weight", "aspect_heatmap", "ndcg_vs_alpha", "agent_rounds", "agent_R"]
+DOMAIN_FIGURES = ["differences", "by_k", "aspect_weight", "aspect_heatmap", "ndcg_vs_alpha", "agent_rounds", "agent_R"]
 DOMAIN_TABLES = ["metrics", "by_k", "aspect_weight", "telling_queries", "agent_rounds", "agent_answers"]
-SUMMARY_FIGURES = ["leaderboard", "domain_heatmap", "agent_rounds"]
+SUMMARY_FIGURES = ["differences", "domain_heatmap", "agent_rounds"]
 SUMMARY_TABLES = ["leaderboard", "domain_means", "agent_rounds"]
 
 
