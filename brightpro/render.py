@@ -52,14 +52,16 @@ def markdown_table(df: pd.DataFrame, digits: int = 4, align: str | None = None) 
     return "\n".join([head, rule, *rows])
 
 # %% ../nbs/00a_render.ipynb #a6ee86e9
-def html_table(df: pd.DataFrame, digits: int = 4, align: str | None = None) -> str:
-    "`df` as an HTML table (no index): every cell escaped, numbers right-aligned, '-' for missing."
+def html_table(df: pd.DataFrame, digits: int = 4, align: str | None = None, bold: dict | None = None) -> str:
+    "`df` as an HTML table (no index): every cell escaped, text left and numbers right, '-' for missing, nothing cut; `bold`: {column: the value to set in bold}."
     align = column_alignment(df, align)
     css = lambda a: ' style="text-align: right"' if a == "r" else ' style="text-align: left"'
+    def cell(c, v, a):
+        text = html.escape(format_cell(v, digits))
+        return f"<td{css(a)}>" + (f"<b>{text}</b>" if bold and c in bold and not pd.isna(v) and v == bold[c] else text) + "</td>"
     head = "".join(f"<th{css(a)}>{html.escape(str(c))}</th>" for c, a in zip(df.columns, align))
-    rows = ["<tr>" + "".join(f"<td{css(a)}>{html.escape(format_cell(v, digits))}</td>" for v, a in zip(r, align)) + "</tr>"
-            for r in df.itertuples(index=False)]
-    return "\n".join([f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>", *rows, "</tbody>\n</table>"])
+    rows = ["<tr>" + "".join(cell(c, v, a) for c, v, a in zip(df.columns, r, align)) + "</tr>" for r in df.itertuples(index=False)]
+    return "\n".join([f'<table class="bp-table">\n<thead><tr>{head}</tr></thead>\n<tbody>', *rows, "</tbody>\n</table>"])
 
 # %% ../nbs/00a_render.ipynb #dc9428df
 def _tables(tables) -> list[tuple]:

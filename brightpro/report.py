@@ -19,7 +19,7 @@ from . import __version__
 from .core import (BrightproError, atomic_write, check_alpha, check_int, check_ks, check_writable_dir, file_digest,
                             folder_lock, json_digest, one_line, os_reason, package_path, parse_domains, progress, replace_folder,
                             exit_with_parent, require)
-from .render import column_alignment, format_cell
+from .render import format_cell
 from .significance import holm, paired_randomization_test
 from .data import available_domains, load_domains
 from .retrieve import run_slug
@@ -30,8 +30,8 @@ from .tables import TABLE_FORMATS, png_size, read_captions
 # %% auto #0
 __all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'notebook_digest', 'page_stamp', 'page_digests', 'page_changes',
            'page_up_to_date', 'analysis_notebook', 'run_notebook', 'notebook_error', 'export_html', 'run_styles',
-           'html_table', 'smallest_p', 'power_note', 'pairwise_beats', 'run_provenance', 'report_command', 'nav_html',
-           'Page', 'build_page', 'build_pages', 'page_task', 'Report', 'page_files', 'file_links', 'files_html',
+           'smallest_p', 'power_note', 'pairwise_beats', 'run_provenance', 'report_command', 'nav_html', 'Page',
+           'build_page', 'build_pages', 'page_task', 'Report', 'page_files', 'file_links', 'files_html',
            'index_context', 'render_index', 'write_index', 'check_report_settings', 'build_report']
 
 # %% ../nbs/12b_report.ipynb #b5eccffa2
@@ -140,22 +140,6 @@ def run_styles(runs) -> dict:
     "{run: {'color', 'marker', 'ls'}} in the order of `runs`: Okabe-Ito colours, and a marker and line style per run so print and colour-blind readers tell them apart."
     return {r: {"color": _OKABE_ITO[i % len(_OKABE_ITO)], "marker": _MARKERS[i % len(_MARKERS)], "ls": _LINES[i % len(_LINES)]}
             for i, r in enumerate(runs)}
-
-# %% ../nbs/12b_report.ipynb #54fb1c2e
-def html_table(df: pd.DataFrame, digits: int = 4, align: str | None = None, bold: dict | None = None) -> str:
-    "`df` as an HTML table for a page: no index column, '-' for a missing value, text left and numbers right (`align`: one l/r per column), nothing cut; `bold`: {column: the value to set in bold}."
-    lr = column_alignment(df, align)
-    side = {"l": "left", "r": "right"}
-    head = "".join(f'<th style="text-align: {side[a]}">{html.escape(str(c))}</th>' for c, a in zip(df.columns, lr))
-    rows = []
-    for row in df.itertuples(index=False):
-        cells = []
-        for c, a, v in zip(df.columns, lr, row):
-            text = html.escape(format_cell(v, digits))
-            if bold and c in bold and not pd.isna(v) and v == bold[c]: text = f"<b>{text}</b>"
-            cells.append(f'<td style="text-align: {side[a]}">{text}</td>')
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-    return f'<table class="bp-table"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 # %% ../nbs/12b_report.ipynb #6808df6b
 def smallest_p(n: int, m: int = 1, n_resamples: int = 10_000) -> tuple[float, float]:

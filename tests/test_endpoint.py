@@ -115,7 +115,6 @@ def test_the_key_is_sent_but_never_shown(monkeypatch):
 KILLED = textwrap.dedent("""
     import sys
     from brightpro.data import load_domain
-from brightpro.dense import Dense
     from brightpro.endpoint import Endpoint
     d = load_domain("biology")
     Endpoint("all-MiniLM-L6-v2", base_url=sys.argv[1], cache_dir=sys.argv[2], chunk=8, batch_size=4, concurrency=2).index(

@@ -90,7 +90,7 @@ def test_comparison_and_report_reprs(two_runs):
     base = cmp.table[cmp.table.system == cmp.baseline].set_index("metric")["mean"]
     check(cmp, [f"{base['ndcg@10']:.4f}"], f"Comparison against {cmp.baseline}")
     html, md = check(two_runs, [f"{base['map@100']:.4f}", "biology"], "Evaluation of 2 runs")
-    assert "Marks: *" in md and html.count("<table>") == 3
+    assert "Marks: *" in md and html.count("<table") == 3
 
 
 def test_comparison_repr_escapes_system_names():
