@@ -2,7 +2,7 @@
 retrievers) and an LLM agent run judged against the scripted local server go into `brightpro report --run
 --agent-dir`, and appear by those names in the paper table and in the domain pages' inputs. Bad input: one line,
 non-zero exit."""
-import json, re
+import json
 
 import pandas as pd
 import pytest
