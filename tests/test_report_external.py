@@ -113,3 +113,17 @@ def test_unreadable_run_is_one_line(tmp_path):
     r = run_cli("report", "--domain", "biology", "--agent", "none", "--retrievers", "bm25-bright", "--run", f"bad={bad}",
                 "--out", tmp_path/"out", "--cache-dir", tmp_path/"cache")
     assert r.returncode != 0 and "run bad:" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_retrieve_with_a_class_of_ones_own(tmp_path):
+    "`retrieve --retriever module:Class` with a plain class (index and search, no brightpro base class) in the current folder."
+    (tmp_path/"overlapmod.py").write_text(
+        "class Overlap:\n"
+        "    def index(self, doc_ids, texts): self.docs = {d: set(t.lower().split()) for d, t in zip(doc_ids, texts)}\n"
+        "    def search(self, queries, k=1000):\n"
+        "        return {q: dict(sorted(((d, float(len(set(t.lower().split()) & w))) for d, w in self.docs.items()), key=lambda x: -x[1])[:k])\n"
+        "                for q, t in queries.items()}\n")
+    r = run_cli("retrieve", "--domain", "biology", "--retriever", "overlapmod:Overlap", "--out", tmp_path/"runs", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((tmp_path/"runs"/"overlapmod-Overlap"/"biology.meta.json").read_text())
+    assert meta["retriever"]["class"] == "overlapmod:Overlap"
