@@ -276,7 +276,9 @@ def add_judge_commands(sub):
 
 # %% ../nbs/13_cli.ipynb #cb6866f6
 def _report(args) -> int:
-    report = build_report(args.dataset, args.domain, retrievers=[r for r in args.retrievers.split(",") if r.strip()],
+    named = [r for r in (args.retrievers or "").split(",") if r.strip()] or (["bm25-bright"] if args.retriever else [])
+    retrievers = named + (args.retriever or []) if args.retrievers or args.retriever else None   # None: the library's default
+    report = build_report(args.dataset, args.domain, retrievers=retrievers, runs=args.run, agent_dirs=args.agent_dir,
                           agent=None if args.agent == "none" else args.agent, out=args.out, jobs=args.jobs,
                           k_values=check_ks(args.k), alpha=args.alpha, baseline=args.baseline, force=args.force,
                           cache_dir=args.cache_dir, echo=lambda line: print(line, flush=True))
@@ -288,8 +290,11 @@ def add_report_command(sub):
     p = subcommand(sub, "report", _report, "per-domain analysis notebooks, a summary and index.html (the main job)",
                    "Run what is missing (retrieval, evaluation, prf agent rounds), then papermill for each domain "
                    "and the summary, and write <out>/index.html linking every page, figure and table.", dataset_options=dict(static=False))
-    p.add_argument("--retrievers", default="bm25-bright,bm25,dense,fusion:bm25-bright+dense",
-                   help="comma-separated retrievers (default bm25-bright,bm25,dense,fusion:bm25-bright+dense)")
+    p.add_argument("--retrievers", default=None,
+                   help="comma-separated retrievers (default bm25-bright,bm25,dense,fusion:bm25-bright+dense; with --run or --retriever: bm25-bright)")
+    p.add_argument("--retriever", action="append", metavar="package.module:Class", help="a retriever class of your own (or any retriever name), added to --retrievers (repeatable)")
+    p.add_argument("--run", action="append", metavar="NAME=PATH", help="a run made elsewhere: a run file or a folder of per-domain runs, any format evaluate reads (repeatable)")
+    p.add_argument("--agent-dir", action="append", metavar="NAME=DIR", help="an agent run folder of `brightpro agent`, judged or not, any policy (repeatable)")
     p.add_argument("--agent", choices=("prf", "none"), default="prf", help="the agent rounds in the report: prf (no LLM) or none")
     p.add_argument("--out", default="reports", help="output folder (default reports/)")
     p.add_argument("--jobs", type=int, default=1, help="domain notebooks run in parallel processes (default 1)")

@@ -28,11 +28,11 @@ from .results import Layout, prepare_results, results_ready
 from .tables import TABLE_FORMATS, png_size, read_captions
 
 # %% auto #0
-__all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'notebook_digest', 'page_stamp', 'page_digests', 'page_changes',
-           'page_up_to_date', 'analysis_notebook', 'run_notebook', 'notebook_error', 'export_html', 'run_styles',
-           'smallest_p', 'power_note', 'pairwise_beats', 'run_provenance', 'report_command', 'nav_html', 'Page',
-           'build_page', 'build_pages', 'page_task', 'Report', 'page_files', 'file_links', 'files_html',
-           'index_context', 'render_index', 'write_index', 'check_report_settings', 'build_report']
+__all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'DEFAULT_RETRIEVERS', 'notebook_digest', 'page_stamp', 'page_digests',
+           'page_changes', 'page_up_to_date', 'analysis_notebook', 'run_notebook', 'notebook_error', 'export_html',
+           'run_styles', 'smallest_p', 'power_note', 'pairwise_beats', 'run_provenance', 'report_command', 'nav_html',
+           'Page', 'build_page', 'build_pages', 'page_task', 'Report', 'page_files', 'file_links', 'files_html',
+           'index_context', 'render_index', 'write_index', 'parse_named', 'check_report_settings', 'build_report']
 
 # %% ../nbs/12b_report.ipynb #b5eccffa2
 def _source(cell) -> str: return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
@@ -306,9 +306,9 @@ def _page_inputs(layout: Layout, domains, s: dict) -> dict:
     files = {}
     for d in domains:
         files.update({f"results/{d}/{p.name}": p for p in sorted((layout.results/d).glob("*")) if p.is_file()})
-        files.update({f"runs/{run_slug(r)}/{d}.meta.json": p for r in s["retrievers"] if (p := layout.runs/run_slug(r)/f"{d}.meta.json").is_file()})
-    if s["agent"]:
-        files.update({f"agent/{run_slug(r)}/meta.json": p for r in s["retrievers"] if (p := layout.agent/run_slug(r)/"meta.json").is_file()})
+        files.update({f"runs/{run_slug(r)}/{d}.meta.json": p for r in s["retrievers"] + list(s.get("runs", {})) if (p := layout.runs/run_slug(r)/f"{d}.meta.json").is_file()})
+    agents = (s["retrievers"] if s["agent"] else []) + list(s.get("agent_dirs", {}))
+    files.update({f"agent/{run_slug(r)}/meta.json": p for r in agents if (p := layout.agent/run_slug(r)/"meta.json").is_file()})
     return files
 
 def _dataset_param(dataset) -> str:
@@ -322,7 +322,7 @@ def page_task(name: str, layout: Layout, s: dict, domains: list, force: bool = F
               "alpha": s["alpha"], "baseline": s["baseline"], "nav": list(domains if nav is None else nav), "runs_dir": "runs"}
     if name == "summary": params["domains"], notebook = list(domains), analysis_notebook("summary")
     else:
-        params.update(domain=name, agent_dir="agent" if s["agent"] else None)
+        params.update(domain=name, agent_dir="agent" if s["agent"] or s.get("agent_dirs") else None)
         notebook = analysis_notebook("domain_report")
     stamp = page_stamp(notebook, params, _page_inputs(layout, domains, s))
     changed = None if force else page_changes(layout.page(name), stamp)
@@ -356,8 +356,9 @@ def _where(p: Page) -> str:
 def to_text(self: Report) -> str:
     "A header with the settings, then per domain and for the summary: status, the page (relative to `out`), the error."
     s = self.settings
-    runs = ", ".join(f"{r} (baseline)" if r == s["baseline"] else r for r in s["retrievers"])
-    lines = [f"report in {self.out}: dataset {s['dataset']}; runs {runs}; agent {s['agent'] or 'none'}; "
+    runs = ", ".join(f"{r} (baseline)" if r == s["baseline"] else r for r in s["retrievers"] + list(s.get("runs", {})))
+    agents = ", ".join(([s["agent"]] if s["agent"] else []) + list(s.get("agent_dirs", {}))) or "none"
+    lines = [f"report in {self.out}: dataset {s['dataset']}; runs {runs}; agent {agents}; "
              f"k {','.join(map(str, s['k_values']))}; alpha {s['alpha']}"] + [f"note: {n}" for n in self.notes]
     for p in self.pages + ([self.summary] if self.summary else []):
         lines.append(f"{p.name}: {p.status}{_where(p)}")
@@ -471,25 +472,50 @@ def write_index(report: Report) -> bool:
     return True
 
 # %% ../nbs/12b_report.ipynb #b5eccffa41
+DEFAULT_RETRIEVERS = ("bm25-bright", "bm25", "dense", "fusion:bm25-bright+dense")
+
 def _names(retrievers) -> list[str]:
     names = [r.strip() for r in retrievers.split(",")] if isinstance(retrievers, str) else [str(r).strip() for r in retrievers]
     return list(dict.fromkeys(n for n in names if n))
 
-def check_report_settings(dataset, domains, *, retrievers, agent, jobs, k_values, alpha, baseline) -> dict:
+def parse_named(values, what: str = "run") -> dict[str, str]:
+    "{name: path} of `values` (a dict, or 'NAME=PATH' strings); one BrightproError for a malformed entry, a name given twice or a path that is not there."
+    pairs = list(values.items()) if isinstance(values, dict) else []
+    for v in ([] if isinstance(values, dict) else values or []):
+        name, eq, path = str(v).partition("=")
+        if not eq or not name.strip() or not path.strip(): raise BrightproError(f"{what} {str(v)!r}: expected NAME=PATH (e.g. mine=runs/mine.trec)")
+        pairs.append((name.strip(), path.strip()))
+    out = {}
+    for n, path in pairs:
+        if n in out: raise BrightproError(f"{what} name {n!r} given twice; name each {what} once")
+        if not Path(path).exists(): raise BrightproError(f"{what} {n}: {path}: no such file or folder")
+        if what != "run" and not Path(path).is_dir(): raise BrightproError(f"{what} {n}: {path}: not a folder (`brightpro agent --out DIR` writes one)")
+        out[n] = str(path)
+    return out
+
+def _distinct(names: list, what: str):
+    slugs = [run_slug(n) for n in names]
+    if len(set(slugs)) < len(slugs): raise BrightproError(f"{what} {', '.join(names)} share a folder name; name each once")
+
+def check_report_settings(dataset, domains, *, retrievers, agent, jobs, k_values, alpha, baseline, runs=None, agent_dirs=None) -> dict:
     "The settings of `build_report`, checked: one clear BrightproError for the first bad one."
-    names = _names(retrievers)
-    if not names: raise BrightproError("no retriever given: name at least one (e.g. bm25-bright)")
-    for r in names: get_retriever(r)            # an unknown name fails here, before any data is read
-    slugs = [run_slug(r) for r in names]
-    if len(set(slugs)) < len(slugs): raise BrightproError(f"retrievers {', '.join(names)} share a run folder name; name each once")
+    runs, agent_dirs = parse_named(runs, "run"), parse_named(agent_dirs, "agent run folder")
+    names = _names(DEFAULT_RETRIEVERS if retrievers is None and not runs else ("bm25-bright",) if retrievers is None else retrievers)
+    if not names and not runs: raise BrightproError("no retriever given: name at least one (e.g. bm25-bright)")
+    for r in names: get_retriever(r)            # an unknown name fails here, before any data is read (runs made elsewhere are not retrievers)
+    also = [n for n in runs if n in names]
+    if also: raise BrightproError(f"run name {also[0]!r} is also a retriever's; name the run otherwise")
+    _distinct(names + list(runs), "retrievers and runs")
     if agent in ("none", ""): agent = None
     if agent not in (None, "prf"):
-        raise BrightproError(f"unknown agent {agent!r}: the report runs 'prf' (pseudo-relevance feedback, no LLM) or none; run LLM agents with `brightpro agent`")
+        raise BrightproError(f"unknown agent {agent!r}: the report runs 'prf' (pseudo-relevance feedback, no LLM) or none; add LLM agent runs with agent_dirs")
+    _distinct((names if agent else []) + list(agent_dirs), "agent runs")
     jobs = check_int(jobs, "jobs")
-    baseline = baseline or names[0]
-    if baseline not in names: raise BrightproError(f"baseline {baseline!r} is not one of the retrievers: {', '.join(names)}")
+    baseline = baseline or names[0] if names else baseline or next(iter(runs))
+    if baseline not in names + list(runs): raise BrightproError(f"baseline {baseline!r} is not one of the runs: {', '.join(names + list(runs))}")
     return {"dataset": str(dataset), "domains": parse_domains(domains, available_domains(dataset)), "retrievers": names,
-            "baseline": baseline, "agent": agent, "jobs": jobs, "k_values": check_ks(k_values), "alpha": check_alpha(alpha)}
+            "baseline": baseline, "agent": agent, "jobs": jobs, "k_values": check_ks(k_values), "alpha": check_alpha(alpha),
+            "runs": runs, "agent_dirs": agent_dirs}
 
 # %% ../nbs/12b_report.ipynb #b5eccffa42
 def _domain_pages(layout, s, evaluated: dict, force, echo) -> list[Page]:
@@ -519,8 +545,10 @@ def _in_worker_start() -> bool:
 def build_report(dataset="sample", # 'sample', 'hub' or a dataset folder
                  domains="all", # 'all', 'a,b' or a list of domains
                  *,
-                 retrievers=("bm25-bright", "bm25", "dense", "fusion:bm25-bright+dense"), # retriever names, a list or 'a,b'
+                 retrievers=DEFAULT_RETRIEVERS, # retriever names, a list or 'a,b' (None: these, or bm25-bright beside `runs`)
                  agent="prf", # 'prf' (rounds of pseudo-relevance feedback, no LLM) or None
+                 runs=None, # runs made elsewhere: {name: run file or per-domain folder} or ['NAME=PATH', ...]
+                 agent_dirs=None, # agent run folders of `brightpro agent` (judged or not): {name: folder} or ['NAME=DIR', ...]
                  out="reports", # the report folder
                  jobs: int = 1, # pages built at once, each in its own process
                  k_values=(5, 10, 25, 50), # the cut-offs of the figures and tables
@@ -530,11 +558,11 @@ def build_report(dataset="sample", # 'sample', 'hub' or a dataset folder
                  cache_dir=None, # where indexes and embeddings are cached
                  echo=None, # called with a line of text as each stage and page finishes
                 ) -> Report:
-    "Build (or bring up to date) the report of `retrievers` (and the prf `agent`) on `domains` of `dataset` under `out`, one report at a time."
+    "Build (or bring up to date) the report of `retrievers`, `runs` made elsewhere, the prf `agent` and `agent_dirs` on `domains` of `dataset` under `out`, one report at a time."
     if _in_worker_start():   # stop the worker at once: it would build the whole report again, then fail
         raise SystemExit(f"brightpro: error: {_NO_GUARD}")
     s = check_report_settings(dataset, domains, retrievers=retrievers, agent=agent, jobs=jobs, k_values=k_values, alpha=alpha,
-                              baseline=baseline)
+                              baseline=baseline, runs=runs, agent_dirs=agent_dirs)
     layout = Layout(check_writable_dir(out))
     try:
         with folder_lock(layout.out, "report"): return _build_report(layout, s, force, cache_dir, echo)
@@ -552,7 +580,7 @@ def _build_report(layout: Layout, s: dict, force, cache_dir, echo) -> Report:
     seconds, t, say = {}, time.time(), echo or (lambda line: None)
     everything, failed = _load_each(available_domains(s["dataset"]) if s["agent"] else s["domains"], s["dataset"])   # once
     loaded = {d: everything[d] for d in s["domains"] if d in everything}   # (the agent's subset is drawn over all)
-    evaluated = prepare_results(loaded, retrievers=s["retrievers"], layout=layout, agent=s["agent"], k_values=s["k_values"],
+    evaluated = prepare_results(loaded, retrievers=s["retrievers"], runs=s["runs"], agent_dirs=s["agent_dirs"], layout=layout, agent=s["agent"], k_values=s["k_values"],
                                 alpha=s["alpha"], baseline=s["baseline"], dataset=s["dataset"], population=everything, force=force,
                                 cache_dir=cache_dir) if loaded else {}
     evaluated = {d: evaluated.get(d) or failed[d] for d in s["domains"]}

@@ -14,21 +14,23 @@ import pandas as pd
 from fastcore.basics import patch
 
 from . import __version__
-from .core import (DOMAINS, BrightproError, cache_dir as default_cache_dir, check_alpha, check_ks, file_digest,
-                            json_digest, one_line, progress, replace_folder)
+from .core import (DOMAINS, BrightproError, cache_dir as default_cache_dir, atomic_write, check_alpha, check_ks,
+                            file_digest, json_digest, one_line, progress, replace_folder)
 from .data import Domain, load_domains
 from .runs import Run
-from .evaluate import evaluate_runs, load_run_for_domains
+from .evaluate import RUN_FILE_NAMES, evaluate_runs, load_run_for_domains
 from .retrieve import retrieve, run_slug
 from .agent import run_agent, select_qids
 from .agentic import agentic_eval
+from .traces import domains_in_run
 
 # %% auto #0
 __all__ = ['RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD',
            'SAMPLE_RETRIEVERS', 'Layout', 'aspect_ranks', 'query_table', 'prepare_runs', 'domain_runs', 'domain_agents',
-           'data_fingerprint', 'results_fingerprint', 'static_results', 'agent_qids', 'agent_done', 'prepare_agent',
-           'agent_results', 'changed_results', 'results_ready', 'write_results', 'Results', 'read_results',
-           'prepare_results', 'sample_results']
+           'run_file', 'ExternalRun', 'external_runs', 'adopt_runs', 'adopt_agents', 'data_fingerprint',
+           'results_fingerprint', 'static_results', 'agent_qids', 'agent_done', 'prepare_agent', 'agent_results',
+           'changed_results', 'results_ready', 'write_results', 'Results', 'read_results', 'prepare_results',
+           'sample_results']
 
 # %% ../nbs/12_results.ipynb #b5eccffa1
 @dataclass(frozen=True)
@@ -107,6 +109,85 @@ def domain_agents(layout: Layout, retrievers, domain: str) -> dict[str, Path]:
     folders = {r: layout.agent/run_slug(r) for r in retrievers}
     return {r: f for r, f in folders.items() if (f/domain/"traces.jsonl").is_file()}
 
+# %% ../nbs/12_results.ipynb #6c1337cb
+def run_file(path, domain: str) -> Path | None:
+    "The file of `domain`'s run in `path`: the file itself, or the domain's file in a per-domain run folder (as `evaluate` finds it); None when there is none."
+    path = Path(path)
+    if path.is_file(): return path
+    for d in dict.fromkeys([domain, domain.replace("_", "-")]):
+        for pattern in RUN_FILE_NAMES:
+            if (path/pattern.format(d=d)).is_file(): return path/pattern.format(d=d)
+    return None
+
+@dataclass(frozen=True)
+class ExternalRun:
+    "A run made elsewhere, as the report reads it: per domain its file and how many of the domain's queries it ranks."
+    name: str
+    path: Path
+    files: dict     # {domain: run file}
+    queries: dict   # {domain: (queries ranked, queries of the domain)}
+
+    def coverage(self, domains) -> str:
+        "'covers k/n domains' and 'domain q/N queries' for what it lacks of `domains`; '' when it covers them all."
+        parts = [f"covers {len(self.files)}/{len(domains)} domains"] if len(self.files) < len(domains) else []
+        return "; ".join(parts + [f"{d} {q}/{n} queries" for d, (q, n) in self.queries.items() if q < n])
+
+def external_runs(runs: dict, domains: dict) -> dict[str, ExternalRun]:
+    "Each run of `runs` ({name: file or per-domain folder}) read over the loaded `domains`; a run that is missing, cannot be read or ranks none of their queries is one BrightproError naming it."
+    out = {}
+    for n, p in (runs or {}).items():
+        p = Path(p)
+        if not p.exists(): raise BrightproError(f"run {n}: {p}: no such run file or folder")
+        try:
+            if p.is_file(): split = load_run_for_domains(p, domains, name=n)[1]
+            else: split = {d: load_run_for_domains(f, {d: domains[d]}, name=n)[1].get(d) for d in domains if (f := run_file(p, d))}
+            if not split: raise BrightproError(f"{p}: no run of {', '.join(domains)} in this folder (looked for {', '.join(f.format(d=next(iter(domains))) for f in RUN_FILE_NAMES[:2])}, ...)")
+        except BrightproError as e: raise BrightproError(f"run {n}: {one_line(e)}") from None
+        queries = {d: (len(set(r.qids.tolist()) & set(domains[d].qids)), len(domains[d].qids)) for d, r in split.items() if r is not None}
+        queries = {d: c for d, c in queries.items() if c[0]}
+        if not queries: raise BrightproError(f"run {n}: {p} ranks none of the queries of {', '.join(domains)}")
+        out[n] = ExternalRun(n, p, {d: run_file(p, d) for d in queries}, queries)
+    return out
+
+def _write_if_changed(path: Path, text: str):
+    "Write `text` to `path` only when its bytes change (a report run again changes no file)."
+    if path.is_file() and path.read_text(encoding="utf-8") == text: return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as f: f.write(text)
+
+def adopt_runs(runs: dict[str, ExternalRun], layout: Layout) -> dict[str, dict]:
+    "Write each external run's `<runs>/<slug>/<domain>.meta.json` (what it is and where it came from); {name: {domain: provenance}}."
+    out = {}
+    for n, e in runs.items():
+        for d, f in e.files.items():
+            prov = {"path": str(e.path.resolve()), "file": str(f.resolve()), "digest": file_digest(f), "queries": e.queries[d][0],
+                    "dataset_queries": e.queries[d][1]}
+            meta = {"retriever": {"name": n, "source": "a run made outside brightpro"}, "external": prov}
+            _write_if_changed(layout.runs/run_slug(n)/f"{d}.meta.json", json.dumps(meta, indent=1))
+            out.setdefault(n, {})[d] = prov
+    return out
+
+# %% ../nbs/12_results.ipynb #b7156e39
+def adopt_agents(agent_dirs: dict, domains: dict, layout: Layout) -> dict[str, dict]:
+    "Copy each agent run folder of `agent_dirs` ({name: folder}) for the loaded `domains` into `<agent>/<slug>/`; {name: {domain: provenance}}; one BrightproError naming a folder that is not an agent run of this data."
+    out = {}
+    for n, src in (agent_dirs or {}).items():
+        src = Path(src)
+        if not (src/"meta.json").is_file(): raise BrightproError(f"agent run {n}: {src} has no meta.json (`brightpro agent --out DIR` writes one)")
+        have = {d: dom for d, dom in domains.items() if (src/d/"traces.jsonl").is_file()}
+        if not have: raise BrightproError(f"agent run {n}: {src} has no traces of {', '.join(domains)} (<domain>/traces.jsonl)")
+        try: domains_in_run(src, have)   # made on another dataset: refused here
+        except BrightproError as e: raise BrightproError(f"agent run {n}: {one_line(e)}") from None
+        dst = layout.agent/run_slug(n)
+        _write_if_changed(dst/"meta.json", (src/"meta.json").read_text(encoding="utf-8"))
+        for d in have:
+            keep = {f.name for f in (src/d).iterdir() if f.is_file()}
+            for old in (dst/d).glob("*") if (dst/d).is_dir() else []:
+                if old.is_file() and old.name not in keep: old.unlink()   # judgements deleted at the source go here too
+            for name in sorted(keep): _write_if_changed(dst/d/name, (src/d/name).read_text(encoding="utf-8"))
+            out.setdefault(n, {})[d] = {"path": str(src.resolve()), "digest": file_digest(src/d/"traces.jsonl")}
+    return out
+
 # %% ../nbs/12_results.ipynb #654fb9e2
 def data_fingerprint(domain: Domain) -> dict:
     "What identifies `domain`'s data: its benchmark and documents, and the hub commit (or revision) it came from, else a digest of each data file."
@@ -123,7 +204,7 @@ def results_fingerprint(domain: Domain, runs: dict, agents: dict, *,
                         baseline=None, # the run the others are compared with
                        ) -> str:
     "A digest of what the evaluation of `domain` reads and how: data, run files, traces, judgements, settings, results format, version."
-    files = {f"run {n}": file_digest(p/f"{domain.name}.score.json") for n, p in runs.items()}
+    files = {f"run {n}": file_digest(run_file(p, domain.name)) for n, p in runs.items()}
     for n, p in agents.items():
         for f in (p/"meta.json", p/domain.name/"traces.jsonl", p/domain.name/"judgements.jsonl"):
             if f.is_file(): files[f"agent {n} {f.name}"] = file_digest(f)
@@ -132,7 +213,7 @@ def results_fingerprint(domain: Domain, runs: dict, agents: dict, *,
 
 # %% ../nbs/12_results.ipynb #b5eccffa9
 def static_results(domain, runs: dict, ks, alpha: float = 0.5, aspect_map: str = "harness") -> tuple[pd.DataFrame, pd.DataFrame]:
-    "Per-query scores (run, qid, metric@k) and per-aspect first ranks (run, qid, aspect, ...) of each run folder in `runs` on `domain`."
+    "Per-query scores (run, qid, metric@k) and per-aspect first ranks (run, qid, aspect, ...) of each run in `runs` ({name: run folder or file}) on `domain`."
     loaded = {n: load_run_for_domains(p, {domain.name: domain}, name=n)[1][domain.name] for n, p in runs.items()}
     evals = evaluate_runs(list(loaded.values()), {domain.name: domain}, k=list(ks), alpha=alpha, aspect_map=aspect_map)
     pq = pd.concat([e.per_query.drop(columns="domain").assign(run=n) for n, e in zip(loaded, evals)], ignore_index=True)
@@ -191,10 +272,12 @@ def _read_json(path) -> dict:
     try: return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError): return {}
 
-def _manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp) -> dict:
-    return {"domain": domain.name, "dataset": str(dataset), "runs": {n: p.name for n, p in runs.items()}, "baseline": baseline,
+def _manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp, external) -> dict:
+    slug = lambda n, p: p.name if p.is_dir() else run_slug(n)   # the folder of its meta.json under the runs
+    return {"domain": domain.name, "dataset": str(dataset), "runs": {n: slug(n, p) for n, p in runs.items()}, "baseline": baseline,
             "agents": {n: p.name for n, p in agents.items()}, "ks": list(ks), "alpha": alpha, "aspect_map": aspect_map,
-            "queries": len(domain.qids), "fingerprint": fp, "version": RESULTS_VERSION, "brightpro": __version__}
+            "queries": len(domain.qids), "fingerprint": fp, "version": RESULTS_VERSION, "brightpro": __version__,
+            **({"external": external} if external else {})}
 
 def changed_results(folder, manifest: dict) -> list[str]:
     "The result files of `folder` whose bytes differ from the digests `manifest` records (all of them when it records none)."
@@ -216,8 +299,9 @@ def write_results(domain: Domain, runs: dict, agents: dict, folder, *,
                   baseline=None, # the run the others are compared with (None, or not among `runs`: the first run)
                   dataset="sample", # the dataset `domain` comes from, as the manifest records it
                   force: bool = False, # write even when up to date
+                  external: dict | None = None, # {name: provenance} of the runs and agent runs made elsewhere, for the manifest
                  ) -> str:
-    "Evaluate `domain`'s run folders `runs` and agent folders `agents` into `folder`; 'written', 'up to date' or 'rewritten: why'."
+    "Evaluate `domain`'s runs `runs` ({name: run folder or file}) and agent folders `agents` into `folder`; 'written', 'up to date' or 'rewritten: why'."
     folder = Path(folder)
     if not runs: raise BrightproError(f"{domain.name}: no run to evaluate")
     baseline = baseline if baseline in runs else next(iter(runs))
@@ -232,7 +316,7 @@ def write_results(domain: Domain, runs: dict, agents: dict, folder, *,
     shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
     try:
         for key, df in frames.items(): df.to_csv(tmp/RESULT_FILES[key], index=False, lineterminator="\r\n")
-        manifest = {**_manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp),
+        manifest = {**_manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp, external),
                     "files": {f: file_digest(tmp/f) for f in RESULT_FILES.values()}}
         (tmp/MANIFEST).write_text(json.dumps(manifest, indent=1, default=str), encoding="utf-8")
         replace_folder(tmp, folder)
@@ -301,6 +385,8 @@ def check(self: Results, k_values, alpha: float) -> Results:
 # %% ../nbs/12_results.ipynb #094b4d24
 def prepare_results(domains: dict[str, Domain], *,
                     retrievers, # the retriever names
+                    runs: dict | None = None, # runs made elsewhere, {name: run file or per-domain folder}
+                    agent_dirs: dict | None = None, # agent run folders made by `brightpro agent`, {name: folder}
                     layout: Layout, # where the stages write
                     agent=None, # 'prf' to run the prf agent too, or None
                     k_values=(5, 10, 25, 50), # the cut-offs the pages use (ROUND_KS are added)
@@ -311,7 +397,10 @@ def prepare_results(domains: dict[str, Domain], *,
                     force: bool = False, # redo every stage
                     cache_dir=None, # where indexes and embeddings are cached
                    ) -> dict:
-    "Stages 1-3 for the loaded `domains` ({name: Domain}): {domain: 'written' or 'up to date', or the error of its evaluation}."
+    "Stages 1-3 for the loaded `domains` ({name: Domain}), with the `runs` and `agent_dirs` made elsewhere: {domain: 'written' or 'up to date', or the error of its evaluation}."
+    ext = external_runs(runs, domains)   # a run or agent folder that cannot be read fails the report before any work
+    prov = {n: {"kind": "run", "domains": v} for n, v in adopt_runs(ext, layout).items()}
+    prov.update({n: {"kind": "agent", "domains": v} for n, v in adopt_agents(agent_dirs, domains, layout).items()})
     failed = {}
     for res in prepare_runs(domains, retrievers, layout, cache_dir=cache_dir, force=force):
         if res["status"] == "failed": failed.setdefault(res["domain"], f"retrieval with {res['retriever']} failed: {res['error']}")
@@ -319,8 +408,11 @@ def prepare_results(domains: dict[str, Domain], *,
     if agent and ok: prepare_agent(ok, retrievers, layout, population=population, cache_dir=cache_dir, force=force)
     ks, out = sorted(set(check_ks(k_values)) | set(ROUND_KS)), dict(failed)
     for d, dom in progress(ok.items(), desc="evaluate", unit="domain"):
-        runs, agents = domain_runs(layout, retrievers, d), domain_agents(layout, retrievers, d) if agent else {}
-        try: out[d] = write_results(dom, runs, agents, layout.results/d, ks=ks, alpha=alpha, baseline=baseline, dataset=dataset, force=force)
+        have = {**domain_runs(layout, retrievers, d), **{n: e.files[d] for n, e in ext.items() if d in e.files}}
+        agents = {**(domain_agents(layout, retrievers, d) if agent else {}), **domain_agents(layout, list(agent_dirs or {}), d)}
+        external = {n: {"kind": v["kind"], **v["domains"][d]} for n, v in prov.items() if d in v["domains"]}
+        try: out[d] = write_results(dom, have, agents, layout.results/d, ks=ks, alpha=alpha, baseline=baseline, dataset=dataset, force=force,
+                                    external=external)
         except BrightproError as e: out[d] = f"evaluation failed: {one_line(e)}"
     return {d: out[d] for d in domains}
 

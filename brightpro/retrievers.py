@@ -6,13 +6,13 @@ Docs: https://brightpro.github.io/brightpro/retrievers.html.md"""
 
 # %% ../nbs/05f_retrievers.ipynb #32bdb452
 from __future__ import annotations
-import inspect, math, re
+import importlib, inspect, math, os, re, sys
 from pathlib import Path
 
 import numpy as np
 from fastcore.basics import patch
 
-from .core import BrightproError
+from .core import BrightproError, one_line
 from .runs import Run
 from .retriever import Retriever, ranked_run
 from .bm25 import BM25Bright, BM25S
@@ -20,7 +20,8 @@ from .dense import Dense
 from .endpoint import Endpoint
 
 # %% auto #0
-__all__ = ['RETRIEVER_FORMS', 'rrf', 'Fusion', 'retriever_options', 'check_options', 'get_retriever', 'retriever_slug']
+__all__ = ['RETRIEVER_FORMS', 'rrf', 'Fusion', 'is_class_spec', 'load_class', 'External', 'retriever_options', 'check_options',
+           'get_retriever', 'retriever_slug']
 
 # %% ../nbs/05f_retrievers.ipynb #1f21c52a
 def rrf(runs: list[Run], k: int = 1000, c: int = 60, name: str = "rrf") -> Run:
@@ -61,8 +62,35 @@ def search(self: Fusion, queries: dict[str, str], k: int = 1000) -> Run:  # noqa
     "Each component's top `max(k, depth)`, fused; the top `k`."
     return rrf([r.search(queries, max(k, self.depth)) for r in self.retrievers], k, self.c, self.name)
 
+# %% ../nbs/05f_retrievers.ipynb #250f07f6
+_CLASS_SPEC = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
+
+def is_class_spec(name: str) -> bool:
+    "True when `name` has the form `package.module:Class` (a user's retriever class), not a built-in form."
+    name = (name or "").strip()
+    return not name.startswith(("dense:", "api:", "fusion:")) and _CLASS_SPEC.fullmatch(name) is not None
+
+def _import(module: str):
+    try: return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name != module.split(".")[0] or os.getcwd() in sys.path: raise
+        sys.path.append(os.getcwd())   # a module in the current folder, as `python -m` finds it
+        return importlib.import_module(module)
+
+def load_class(spec: str) -> type:
+    "The class `package.module:Class` names, once it is a `Retriever` or has `index` and `search`; else one BrightproError naming `spec`."
+    module, _, attr = spec.strip().partition(":")
+    try: cls = getattr(_import(module), attr)
+    except ImportError as e: raise BrightproError(f"retriever {spec!r}: cannot import {module} ({one_line(e)})") from None
+    except AttributeError: raise BrightproError(f"retriever {spec!r}: module {module} has no {attr}") from None
+    except Exception as e: raise BrightproError(f"retriever {spec!r}: importing {module} failed: {type(e).__name__}: {one_line(e)}") from None
+    if not isinstance(cls, type) or not (issubclass(cls, Retriever) or all(callable(getattr(cls, m, None)) for m in ("index", "search"))):
+        raise BrightproError(f"retriever {spec!r}: {attr} is not a retriever class (subclass brightpro.retriever.Retriever, or define index and search)")
+    return cls
+
 # %% ../nbs/05f_retrievers.ipynb #f256b231
-RETRIEVER_FORMS = ("bm25", "bm25-bright", "dense", "dense:<model name or path>", "api:<model served at base_url>", "fusion:<name>+<name>[+...]")
+RETRIEVER_FORMS = ("bm25", "bm25-bright", "dense", "dense:<model name or path>", "api:<model served at base_url>", "fusion:<name>+<name>[+...]",
+                   "package.module:Class")
 
 def _fusion_parts(name: str) -> list[str]:
     parts = [p for p in name[7:].split("+") if p]
@@ -78,7 +106,21 @@ def _classes(name: str) -> list[type]:
     if name == "bm25-bright": return [BM25Bright]
     if name == "dense" or (name.startswith("dense:") and name[6:]): return [Dense]
     if name.startswith("api:") and name[4:].strip(): return [Endpoint]
+    if is_class_spec(name): return [load_class(name)]
     raise BrightproError(f"unknown retriever {name!r}; valid forms: {', '.join(RETRIEVER_FORMS)}")
+
+# %% ../nbs/05f_retrievers.ipynb #57feb6ce
+class External(Retriever):
+    "A user's retriever object that is not a `Retriever` subclass, as one."
+    def __init__(self, inner, spec: str): self.inner, self.name = inner, spec.strip()
+    def index(self, doc_ids, texts) -> None:
+        as_list = lambda x: x.to_pylist() if hasattr(x, "to_pylist") else list(x)
+        self.inner.index(as_list(doc_ids), as_list(texts))
+    def search(self, queries: dict[str, str], k: int = 1000) -> Run:
+        return Run.from_dict(self.inner.search(queries, k), name=self.name)
+    def metadata(self) -> dict:
+        own = self.inner.metadata() if callable(getattr(self.inner, "metadata", None)) else {}
+        return {**own, "name": self.name, "class": self.name}
 
 # %% ../nbs/05f_retrievers.ipynb #f7a0a293
 def _number(v, integer: bool = False):
@@ -156,7 +198,12 @@ def _build(name: str, context: dict, options: dict) -> Retriever:
     takes = inspect.signature(cls.__init__).parameters
     kwargs = {k: v for k, v in {**context, **options}.items() if k in takes}   # context only where it is taken
     if name.startswith(("dense:", "api:")): return cls(name.split(":", 1)[1], **kwargs)   # the model's name follows the colon
-    return cls(**kwargs)
+    if not is_class_spec(name): return cls(**kwargs)
+    try: r = cls(**kwargs)
+    except Exception as e: raise BrightproError(f"retriever {name!r}: {cls.__name__}({', '.join(kwargs)}) failed: {type(e).__name__}: {one_line(e)}") from None
+    if not isinstance(r, Retriever): return External(r, name)
+    if r.name == Retriever.name: r.name = name   # the run is named by its spec unless the class names itself
+    return r
 
 def get_retriever(name: str, domain: str = "", cache_dir=None, analyzer_thread: bool = True, benchmark: str = "bright-pro",
                   long: bool = False, **options) -> Retriever:

@@ -6,19 +6,24 @@ Docs: https://brightpro.github.io/brightpro/tables.html.md"""
 
 # %% ../nbs/12a_tables.ipynb #97fe16b1
 from __future__ import annotations
-import json
+import json, re
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from fastcore.basics import patch
 
-from .core import atomic_write, check_ks, require
-from .render import latex_table, markdown_table
+from .core import BrightproError, atomic_write, check_ks, require
+from .render import latex_escape, latex_table, markdown_table
+from .significance import compare
 from .recipes import BRIGHT_PRO_RECIPES, MTEB_NOTE, MTEB_RESULTS
 
 # %% auto #0
-__all__ = ['TABLE_FORMATS', 'FULL_QUERIES', 'FINAL_SECOND_HAND', 'PUBLISHED', 'PUBLISHED_PER_DOMAIN', 'read_captions',
-           'save_figure', 'save_table', 'png_size', 'main_k', 'is_full_dataset', 'reference_points',
-           'published_per_domain']
+__all__ = ['TABLE_FORMATS', 'FULL_QUERIES', 'FINAL_SECOND_HAND', 'PUBLISHED', 'PUBLISHED_PER_DOMAIN', 'DOMAIN_SHORT',
+           'SAMPLE_NOTE', 'AGENT_TABLE_COLUMNS', 'PAPER_TABLES', 'read_captions', 'save_figure', 'save_table',
+           'png_size', 'main_k', 'is_full_dataset', 'reference_points', 'published_per_domain', 'PaperTable',
+           'paper_table', 'agent_paper_table', 'save_paper_tables']
 
 # %% ../nbs/12a_tables.ipynb #b5eccffa22
 def read_captions(folder) -> dict:
@@ -123,3 +128,212 @@ def published_per_domain(metric: str = "ndcg@10") -> pd.DataFrame:
     rows += [{"model": m, "domain": d, "metric": k, "value": round(100 * v, 3), "source": f"{MTEB_NOTE}: {MTEB_RESULTS}@{c[:10]} {path}"}
              for m, d, k, v, c, path in PUBLISHED_PER_DOMAIN if k == metric]
     return pd.DataFrame(rows, columns=["model", "domain", "metric", "value", "source"])
+
+# %% ../nbs/12a_tables.ipynb #c5fda406
+DOMAIN_SHORT = {"biology": "Bio.", "earth_science": "Earth", "economics": "Econ.", "psychology": "Psych.", "robotics": "Robot.",
+                "stackoverflow": "Stack.", "sustainable_living": "Sust."}   # column heads that fit a page
+SAMPLE_NOTE = "not comparable: sample"
+
+@dataclass(eq=False)
+class PaperTable:
+    "A table in the paper's layout: a row per system (ours, then the published ones), value columns, and per cell its marks."
+    values: pd.DataFrame   # index: system; the value columns as printed (x 100 for scores); NaN: a dash
+    marks: pd.DataFrame    # like `values`: '*' / '†' (significantly above / below the baseline), ' (q/N)' for part of the queries
+    rows: pd.DataFrame     # index: system; kind ('ours' or 'published') and note (baseline, coverage, or the published source)
+    caption: str
+    intervals: pd.DataFrame | None = None   # like `values` for ours: '[low, high]', for a table of their own
+    plain: tuple = ()      # columns with no best (the number of rounds R: fewer is not better, nor worse)
+
+    def __repr__(self): return f"PaperTable({list(self.values.index)}, columns={list(self.values.columns)})"
+    def _repr_markdown_(self): return self.to_markdown()
+
+    def best(self) -> pd.DataFrame:
+        "True where a cell is the best of ours in its column (every one that ties), bold in print."
+        ours = self.values[self.rows["kind"] == "ours"]
+        top = ours.max(skipna=True)
+        return self.values.apply(lambda col: (self.rows["kind"] == "ours") & col.notna() & (col == top[col.name]) & (col.name not in self.plain))
+
+# %% ../nbs/12a_tables.ipynb #29f4d768
+def _cells(t: PaperTable, fmt) -> list[list[str]]:
+    "Each row's printed cells: `fmt(text, bold, published)` of each value with its marks."
+    best, out = t.best(), []
+    for s in t.values.index:
+        pub = t.rows.loc[s, "kind"] == "published"
+        out.append([fmt("-" if pd.isna(v) else f"{v:.1f}", t.marks.loc[s, c], bool(best.loc[s, c]), pub) for c, v in t.values.loc[s].items()])
+    return out
+
+@patch
+def to_frame(self: PaperTable) -> pd.DataFrame:
+    "The table as plain columns (the CSV): system, kind, each value column (one decimal), marks per column, note."
+    df = self.values.round(1).reset_index(names="system")
+    df.insert(1, "kind", self.rows["kind"].tolist())
+    df["marks"] = ["; ".join(f"{c}{m}" for c, m in self.marks.loc[s].items() if m) for s in self.values.index]
+    df["note"] = self.rows["note"].tolist()
+    return df
+
+@patch
+def to_markdown(self: PaperTable) -> str:
+    "Markdown: the best of ours in bold, marks after the number, published rows in italics with their source."
+    def fmt(x, mark, bold, pub):
+        x = f"**{x}**" if bold else f"_{x}_" if pub and x != "-" else x
+        return x + mark.replace("*", "\\*")
+    head = ["system", *[str(c) for c in self.values.columns], "note"]
+    rows = [[s if k == "ours" else f"_{s}_", *cells, n] for s, k, n, cells in
+            zip(self.values.index, self.rows["kind"], self.rows["note"], _cells(self, fmt))]
+    df = pd.DataFrame(rows, columns=head)
+    return markdown_table(df, align="l" + "r" * len(self.values.columns) + "l")
+
+@patch
+def to_latex(self: PaperTable) -> str:
+    "A booktabs table that fits a page: short column heads, ours then the published rows in grey (needs booktabs and xcolor)."
+    def fmt(x, mark, bold, pub):
+        m = mark.replace("*", "$^{*}$").replace("†", "$^{\\dagger}$")
+        m = re.sub(r" \((\d+)/(\d+)\)", r"$^{\\mathrm{p}}$", m)
+        x = f"\\textbf{{{x}}}" if bold else x
+        return f"\\textcolor{{gray}}{{{x}{m}}}" if pub else x + m
+    heads = [latex_escape(DOMAIN_SHORT.get(c, c)) for c in self.values.columns]
+    lines = ["% needs \\usepackage{booktabs,xcolor}", "\\begin{table}[t]", "\\centering", "\\small", "\\setlength{\\tabcolsep}{4pt}",
+             "\\begin{tabular}{l" + "r" * len(heads) + "}", "\\toprule", " & ".join(["System", *heads]) + " \\\\", "\\midrule"]
+    published = False
+    for s, k, cells in zip(self.values.index, self.rows["kind"], _cells(self, fmt)):
+        if k == "published" and not published: lines.append("\\midrule"); published = True
+        name = latex_escape(s) if k == "ours" else f"\\textcolor{{gray}}{{{latex_escape(s)}}}"
+        lines.append(" & ".join([name, *cells]) + " \\\\")
+    notes = sorted({n for k, n in zip(self.rows["kind"], self.rows["note"]) if k == "published" and n})
+    cap = self.caption + ("" if not notes else " Grey rows: " + "; ".join(notes) + ".")
+    return "\n".join(lines + ["\\bottomrule", "\\end{tabular}", f"\\caption{{{latex_escape(cap)}}}", "\\end{table}"])
+
+@patch
+def intervals_latex(self: PaperTable) -> str:
+    "The 95% intervals of ours (x 100) as a booktabs table of their own."
+    iv = self.intervals if self.intervals is not None else pd.DataFrame(index=[], columns=self.values.columns)
+    df = iv.rename(columns=lambda c: DOMAIN_SHORT.get(c, c)).fillna("-").reset_index(names="System")
+    return latex_table(df, align="l" + "r" * (len(df.columns) - 1))
+
+# %% ../nbs/12a_tables.ipynb #07bd9f96
+def _not_comparable(res: dict) -> str | None:
+    "Why the published numbers are not comparable with `res` (the sample, or part of the dataset); None on the full Bright-Pro."
+    counts = {d: x.manifest["queries"] for d, x in res.items()}
+    if is_full_dataset(counts): return None
+    if next(iter(res.values())).manifest.get("dataset") == "sample": return SAMPLE_NOTE
+    return f"not comparable: {sum(counts.values())} of {sum(FULL_QUERIES.values())} queries"
+
+def _published(metric: str, columns: list, setting: str, res: dict) -> list[tuple]:
+    "(system, {column: value}, note) of each published row of `metric`: the overall numbers of PUBLISHED and the per-domain ones."
+    why, rows, seen = _not_comparable(res), [], set()
+    per = published_per_domain(metric) if setting == "static" else published_per_domain(metric).iloc[:0]
+    for bench, sett, system, m, value, _ in PUBLISHED:
+        if bench != "Bright-Pro" or m != metric or not sett.startswith(setting): continue
+        own = {d: v for d, v in per[per.model == system][["domain", "value"]].itertuples(index=False) if d in columns}
+        rows.append((system, {**own, columns[-1]: value}, sett)); seen.add(system)
+    for system, g in per.groupby("model", sort=False):
+        if system not in seen: rows.append((system, {d: v for d, v in zip(g.domain, g.value) if d in columns}, f"{MTEB_NOTE} ({MTEB_RESULTS})"))
+    def note(setting):   # 'agentic, fixed R = 3, GPT-5-mini (final paper, quoted second-hand)' -> 'fixed R = 3, GPT-5-mini; final paper, ...'
+        head, _, src = setting.partition(" (")
+        said = "; ".join(x for x in (head.split(", ", 1)[1] if head.startswith("agentic") else "", src[:-1] if src else head) if x)
+        return f"{why}; {said}" if why else said
+    return [(f"{s.split('/')[-1]} (published)", vals, note(src)) for s, vals, src in rows]
+
+def _compared(frames: dict, baseline, metric: str, n_resamples: int) -> tuple[pd.DataFrame, bool]:
+    "compare's table of `frames` on `metric`, indexed by system; and whether `baseline` was among them (marks only then)."
+    base = baseline if baseline in frames else next(iter(frames))
+    return compare(frames, baseline=base, metrics=[metric], n_resamples=n_resamples).table.set_index("system"), base == baseline
+
+def _mark(row) -> str: return ("*" if row.delta > 0 else "†") if row.significant is True else ""
+
+# %% ../nbs/12a_tables.ipynb #2c3520a5
+def paper_table(res: dict, # {domain: saved results (`brightpro.results.read_results`)}
+                *,
+                k_values=(5, 10, 25, 50), # the cut-offs of the report (the main one picks the metric)
+                metric: str | None = None, # the metric (default alpha_ndcg@ the main cut-off, as the paper)
+                baseline: str | None = None, # the run marks compare with (default the results' baseline)
+                n_resamples: int = 10_000, # of the randomization test and the bootstrap intervals
+               ) -> PaperTable:
+    "The paper's static table: systems x domains and the mean (of domain means), x 100, marks against the baseline, published rows after ours."
+    domains, first = list(res), next(iter(res.values()))
+    metric, baseline = metric or f"alpha_ndcg@{main_k(k_values)}", baseline or first.baseline
+    runs = list(dict.fromkeys(r for x in res.values() for r in x.runs))
+    cols = domains + ["Mean"]
+    vals, marks, ivs = (pd.DataFrame(x, index=runs, columns=cols) for x in (np.nan, "", None))
+    cover = {r: {} for r in runs}
+    frame = lambda pq, r: pq[pq.run == r].drop(columns="run")
+    for d, x in res.items():
+        if metric not in x.per_query: raise BrightproError(f"{d}: the saved results have no {metric}; rebuild them with that cut-off")
+        frames = {r: frame(x.per_query, r) for r in x.runs}
+        for r, f in frames.items(): cover[r][d] = (int(f[metric].notna().sum()), int(x.manifest["queries"]))
+        t, marked = _compared(frames, baseline, metric, n_resamples)
+        for r, row in t.iterrows():
+            vals.loc[r, d], ivs.loc[r, d] = 100 * row["mean"], f"[{100 * row.ci_low:.1f}, {100 * row.ci_high:.1f}]"
+            q, n = cover[r][d]
+            marks.loc[r, d] = (_mark(row) if marked else "") + (f" ({q}/{n})" if q < n else "")
+    complete = [r for r in runs if len(cover[r]) == len(domains) and all(q == n for q, n in cover[r].values())]
+    if complete:   # the mean of domain means, only of runs that rank every query of every domain
+        frames = {r: pd.concat([frame(x.per_query, r).assign(domain=d) for d, x in res.items()], ignore_index=True) for r in complete}
+        t, marked = _compared(frames, baseline, metric, n_resamples)
+        for r, row in t.iterrows():
+            vals.loc[r, "Mean"], ivs.loc[r, "Mean"] = 100 * row["mean"], f"[{100 * row.ci_low:.1f}, {100 * row.ci_high:.1f}]"
+            marks.loc[r, "Mean"] = _mark(row) if marked else ""
+    def note(r):
+        lack = [f"covers {len(cover[r])}/{len(domains)} domains"] if len(cover[r]) < len(domains) else []
+        lack += [f"{d} {q}/{n} queries" for d, (q, n) in cover[r].items() if q < n]
+        return "; ".join((["baseline"] if r == baseline else []) + (["partial: " + ", ".join(lack)] if lack else []))
+    info = pd.DataFrame({"kind": "ours", "note": [note(r) for r in runs]}, index=runs)
+    for s, v, n in _published(metric, cols, "static", res):
+        vals.loc[s], marks.loc[s], info.loc[s] = pd.Series(v, dtype=float), "", ("published", n)
+    vals = vals.astype(float)
+    cap = (f"{metric} x 100 per domain and the mean of domain means; bold: the best of ours; * / †: significantly above / below "
+           f"{baseline} (paired randomization test, Holm-corrected); (q/N): a run that ranks q of the domain's N queries, "
+           "with no mean; -: none.")
+    return PaperTable(vals, marks.fillna(""), info, cap, ivs.loc[runs])
+
+# %% ../nbs/12a_tables.ipynb #ce03abfc
+AGENT_TABLE_COLUMNS = {"alpha_ndcg@5": "alpha-nDCG@5 (R=1)", "alpha_ndcg@10": "alpha-nDCG@10 (R=2)", "alpha_ndcg@15": "alpha-nDCG@15 (R=3)",
+                       "rc": "RC", "oq": "OQ", "R": "R", "aer": "AER"}
+_MACRO = ("alpha_ndcg@5", "alpha_ndcg@10", "alpha_ndcg@15", "R")   # the mean of domain means, as agentic_eval; the answers over all queries
+
+def agent_paper_table(res: dict) -> PaperTable:
+    "The paper's agentic table: per agent run alpha-nDCG@5R (R = 1, 2, 3) x 100, RC, OQ, mean R and AER; dashes where the results carry none."
+    domains = list(res)
+    ag = pd.concat([x.agent.assign(domain=d) for d, x in res.items() if len(x.agent)] or [pd.DataFrame(columns=["agent", "domain"])], ignore_index=True)
+    agents = list(dict.fromkeys(ag["agent"]))
+    cols = list(AGENT_TABLE_COLUMNS.values())
+    vals = pd.DataFrame(np.nan, index=agents, columns=cols)
+    notes = []
+    for a in agents:
+        sub = ag[ag.agent == a]
+        for c, name in AGENT_TABLE_COLUMNS.items():
+            if c not in sub or sub[c].isna().all(): continue
+            v = sub.groupby("domain", sort=False)[c].mean().mean() if c in _MACRO else sub[c].mean()
+            vals.loc[a, name] = 100 * v if c.startswith("alpha") else v
+        have = sub["domain"].nunique()
+        how = ", ".join(str(v) for v in sub[["policy", "protocol"]].dropna(axis=1).iloc[0]) if len(sub) else ""
+        notes.append("; ".join(x for x in (how, f"partial: covers {have}/{len(domains)} domains" if have < len(domains) else "") if x))
+    info = pd.DataFrame({"kind": "ours", "note": notes}, index=agents)
+    for s, v, n in _published("alpha_ndcg@15", ["alpha_ndcg@15"], "agentic", res):
+        vals.loc[s], info.loc[s] = pd.Series({AGENT_TABLE_COLUMNS[k]: x for k, x in v.items()}, dtype=float), ("published", n)
+    cap = ("Agent runs: cumulative alpha-nDCG@5R x 100 after R = 1, 2, 3 rounds and the mean R (means of domain means); "
+           "reasoning completeness (RC), overall quality (OQ) and AER of the final answers (1-5, over all judged queries); "
+           "bold: the best of ours; -: not in the results (no answers, or not judged).")
+    return PaperTable(vals.astype(float), pd.DataFrame("", index=vals.index, columns=cols), info, cap, plain=("R",))
+
+# %% ../nbs/12a_tables.ipynb #454c8e45
+PAPER_TABLES = ("paper_table", "paper_intervals", "paper_agent_table")
+
+def save_paper_tables(res: dict, folder, **kw) -> list[Path]:
+    "Write the paper's tables of `res` into `folder`: paper_table .md/.tex/.csv, paper_intervals.tex, and with agent runs paper_agent_table .md/.tex/.csv."
+    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    tables = {"paper_table": paper_table(res, **kw)}
+    if any(len(x.agent) for x in res.values()): tables["paper_agent_table"] = agent_paper_table(res)
+    paths = []
+    def write(name, ext, text):
+        with atomic_write(folder/f"{name}.{ext}") as f: f.write(text + "\n")
+        paths.append(folder/f"{name}.{ext}")
+    for name, t in tables.items():
+        with atomic_write(folder/f"{name}.csv") as f: f.write(t.to_frame().to_csv(index=False))
+        paths.append(folder/f"{name}.csv")
+        write(name, "md", t.to_markdown()); write(name, "tex", t.to_latex())
+        _caption(folder, name, t.caption)
+        if name == "paper_table":
+            write("paper_intervals", "tex", t.intervals_latex())
+            _caption(folder, "paper_intervals", "95% bootstrap intervals (x 100) of the paper table's cells")
+    return paths
