@@ -395,18 +395,6 @@ def _cut(self: Dense, texts: list[str]) -> list[str]:
         todo, bound = [i for i in todo if out[i] is texts[i] and len(texts[i]) > bound], bound * 4
     return out
 
-# %% ../nbs/05d_dense.ipynb #ffa1f653
-@patch
-def encode(self: Dense, texts: list[str], prefix: str = "", role: str = "document") -> np.ndarray:
-    "float32 embeddings of `texts` (queries when `role='query'`), with the instruction `prefix`, through the recipe's encoder, in length order."
-    m, n = self.model, (self.query_max_length if role == "query" else self.doc_max_length)
-    if n: m.max_seq_length = int(n)
-    texts = self._cut(list(texts))   # the model reads its window only: longer texts are cut before tokenizing
-    order = length_order(texts, getattr(m, "tokenizer", None), n or getattr(m, "max_seq_length", None) or 512)
-    e = self._encode_sorted([texts[i] for i in order], prefix, role)
-    out = np.empty_like(e); out[order] = e   # back in the order given
-    return out
-
 # %% ../nbs/05d_dense.ipynb #5ca1e00b
 _pools = {}
 def _pool(m, devices: list[str]) -> dict:
@@ -440,6 +428,18 @@ def _encode_sorted(self: Dense, texts: list[str], prefix: str, role: str) -> np.
     try: e = f(texts, pool=_pool(m, self.devices), chunk_size=bs, **kw)   # one batch per task: the workers keep our batches
     except Exception as ex: raise BrightproError(f"encoding on devices {','.join(self.devices)} failed: {one_line(ex)}") from None
     return np.asarray(e, dtype=np.float32)
+
+# %% ../nbs/05d_dense.ipynb #ffa1f653
+@patch
+def encode(self: Dense, texts: list[str], prefix: str = "", role: str = "document") -> np.ndarray:
+    "float32 embeddings of `texts` (queries when `role='query'`), with the instruction `prefix`, through the recipe's encoder, in length order."
+    m, n = self.model, (self.query_max_length if role == "query" else self.doc_max_length)
+    if n: m.max_seq_length = int(n)
+    texts = self._cut(list(texts))   # the model reads its window only: longer texts are cut before tokenizing
+    order = length_order(texts, getattr(m, "tokenizer", None), n or getattr(m, "max_seq_length", None) or 512)
+    e = self._encode_sorted([texts[i] for i in order], prefix, role)
+    out = np.empty_like(e); out[order] = e   # back in the order given
+    return out
 
 # %% ../nbs/05d_dense.ipynb #88c3aad5
 @patch
