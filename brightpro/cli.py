@@ -104,7 +104,7 @@ def _retrieve(args) -> int:
     domains = load_domains(args.domain, args.dataset, revision=args.revision, benchmark=args.benchmark, long=args.long,
                            queries=args.queries)   # the data, resolved once
     retrieve(domains, args.retriever, top=args.top, out=args.out, force=args.force, cache_dir=args.cache_dir, options=options,
-             jobs=args.jobs, echo=lambda line: print(line, flush=True))
+             jobs=args.jobs, echo=lambda line: print(line, flush=True), shard=args.shard)
     return 0
 
 def add_retrieve_command(sub):
@@ -121,6 +121,8 @@ def add_retrieve_command(sub):
     p.add_argument("--cache-dir", default=None, help="where BM25 indexes and embeddings are cached (default $BRIGHTPRO_CACHE or ~/.cache/brightpro)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="a retriever option, e.g. k1=1.2, device=cuda, batch_size=128 (repeatable)")
     p.add_argument("--jobs", type=int, default=1, help="domains retrieved at once, each in a worker process (default 1)")
+    p.add_argument("--shard", default=None, metavar="I/N", help="dense: encode only shard I of N of each corpus into the shared "
+                   "embedding cache and write no run; once every shard is done, run without --shard to search")
 
 # %% ../nbs/13_cli.ipynb #47cc3aff
 def _evaluate(args) -> int:

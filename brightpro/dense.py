@@ -6,7 +6,8 @@ Docs: https://brightpro.github.io/brightpro/dense.html.md"""
 
 # %% ../nbs/05d_dense.ipynb #dc3d8f3a
 from __future__ import annotations
-import errno, json, re, shutil, sys
+import atexit, errno, fcntl, json, re, shutil, sys
+from contextlib import contextmanager
 from pathlib import Path
 from time import perf_counter
 
@@ -14,14 +15,15 @@ import numpy as np
 import pyarrow as pa
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, bytes_digest, hub_offline, os_reason, progress, require
+from .core import BrightproError, atomic_write, bytes_digest, hub_offline, one_line, os_reason, progress, require
 from .runs import Run
 from .retriever import Retriever, ranked_run, settings_key
 from .recipes import Recipe, check_environment, installed_versions, recipe
 
 # %% auto #0
-__all__ = ['FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN', 'dense_recipe', 'default_dense_model',
-           'load_sentence_transformer', 'load_own_encoder', 'EmbeddingCache', 'next_chunk_size', 'Dense']
+__all__ = ['FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN', 'SEARCH_BLOCK_BYTES', 'dense_recipe',
+           'default_dense_model', 'load_sentence_transformer', 'load_own_encoder', 'EmbeddingCache', 'next_chunk_size',
+           'device_list', 'length_order', 'check_shard', 'shard_rows', 'Dense']
 
 # %% ../nbs/05d_dense.ipynb #6d233cf0
 _told = set()
@@ -145,6 +147,16 @@ def _v1_spans(manifest: dict, n: int) -> dict:
     return {**manifest, "version": 2, "chunks": [[int(i) * k, min(n, (int(i) + 1) * k), d] for i, d in manifest["chunks"].items()]}
 
 # %% ../nbs/05d_dense.ipynb #d8a0b30a
+def _listed_chunks(manifest_file: Path, n: int, dim: int) -> list:
+    "The chunks a manifest lists, in range and well formed, by start (not checked against the bytes); [] when there is none."
+    try:
+        manifest = json.loads(Path(manifest_file).read_text())
+        if "version" not in manifest and "chunk" in manifest: manifest = _v1_spans(manifest, n)
+        if (manifest.get("version"), manifest.get("n"), manifest.get("dim")) != (2, n, dim): return []
+        return sorted(c for c in manifest["chunks"] if isinstance(c, list) and len(c) == 3
+                      and type(c[0]) is type(c[1]) is int and 0 <= c[0] < c[1] <= n)
+    except (OSError, ValueError, TypeError, AttributeError, KeyError): return []
+
 class EmbeddingCache:
     "Chunked, checksummed float32 embeddings on disk: resumable plain-file writes, memory-mapped reads, damaged chunks re-encoded."
     def __init__(self, path, n: int, dim: int):
@@ -163,17 +175,12 @@ class EmbeddingCache:
     def _checked_chunks(self) -> list:
         "The manifest's chunks that lie in range, do not overlap and whose bytes match their checksum."
         try:
-            manifest = json.loads(self.manifest_file.read_text())
-            if "version" not in manifest and "chunk" in manifest: manifest = _v1_spans(manifest, self.n)
-            if (manifest.get("version"), manifest.get("n"), manifest.get("dim")) != (2, self.n, self.dim): return []
             if self.file.stat().st_size != self.n * self.dim * 4: return []
-            spans = sorted(c for c in manifest["chunks"] if isinstance(c, list) and len(c) == 3
-                           and type(c[0]) is type(c[1]) is int and 0 <= c[0] < c[1] <= self.n)
             good, end = [], 0
-            for s, e, d in spans:
+            for s, e, d in _listed_chunks(self.manifest_file, self.n, self.dim):
                 if s >= end and bytes_digest(self._read_rows(s, e)) == d: good.append([s, e, d]); end = e
             return good
-        except (OSError, ValueError, TypeError, AttributeError, KeyError): return []   # no usable manifest: encode everything
+        except OSError: return []   # no usable file: encode everything
 
 # %% ../nbs/05d_dense.ipynb #dc4a0cd9
 @patch
@@ -200,15 +207,24 @@ def _error(self: EmbeddingCache, e: OSError) -> BrightproError:
                           f"{what} (chunks already encoded are kept and reused)")
 
 # %% ../nbs/05d_dense.ipynb #3bca8f38
+@contextmanager
+def _cache_lock(path: Path):
+    "Hold `path/manifest.lock` for the block, waiting for other writers (flock: other processes, and other machines on NFS 4)."
+    with open(path/"manifest.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try: yield
+        finally: fcntl.flock(f, fcntl.LOCK_UN)
+
 @patch
 def prepare(self: EmbeddingCache):
     "Before any encoding: create the folder and the full-size file (sparse, no space used yet), and check the disk has room for the rows still missing."
     need = sum(e - s for s, e in self.missing()) * self.dim * 4
     try:
         self.path.mkdir(parents=True, exist_ok=True)
-        if not self.file.exists() or self.file.stat().st_size != self.n * self.dim * 4:
-            with open(self.file, "wb") as f: f.truncate(self.n * self.dim * 4)
-            self.chunks = []
+        with _cache_lock(self.path):   # one writer creates the file; the others find it made
+            if not self.file.exists() or self.file.stat().st_size != self.n * self.dim * 4:
+                with open(self.file, "wb") as f: f.truncate(self.n * self.dim * 4)
+                self.chunks = []
         free = shutil.disk_usage(self.path).free
     except OSError as e: raise self._error(e) from None
     if free < need:
@@ -216,16 +232,24 @@ def prepare(self: EmbeddingCache):
                              f"{_size(free)} free; free some space or choose another cache_dir (chunks already encoded are kept and reused)")
 
 # %% ../nbs/05d_dense.ipynb #e585fa75
+def _merge_spans(old: list, new: list) -> list:
+    "The chunks `new` and those of `old` that overlap none of them, by start."
+    keep = [c for c in old if all(c[1] <= s or c[0] >= e for s, e, _ in new)]
+    return sorted(keep + [list(c) for c in new])
+
 @patch
 def write(self: EmbeddingCache, start: int, vectors: np.ndarray):
     "Store rows `start`.. with a plain file write (never a writable memory map, which dies with SIGBUS on a full disk) and record the chunk."
     data = np.ascontiguousarray(vectors, dtype=np.float32)
     if data.ndim != 2 or data.shape[1] != self.dim or not 0 <= start <= self.n - len(data): raise ValueError(f"rows {start}+{data.shape} do not fit")
     raw = memoryview(data).cast("B")
+    chunk = [start, start + len(data), bytes_digest(raw)]
     try:
-        with open(self.file, "r+b") as f: f.seek(start * self.dim * 4); f.write(raw)
-        self.chunks = sorted(self.chunks + [[start, start + len(data), bytes_digest(raw)]])
-        with atomic_write(self.manifest_file) as f: json.dump({"version": 2, "n": self.n, "dim": self.dim, "chunks": self.chunks}, f)
+        with _cache_lock(self.path):   # the rows and their manifest entry together; other writers' entries are kept
+            with open(self.file, "r+b") as f: f.seek(start * self.dim * 4); f.write(raw)
+            self.chunks = _merge_spans(self.chunks, [chunk])
+            listed = _merge_spans(_listed_chunks(self.manifest_file, self.n, self.dim), self.chunks)
+            with atomic_write(self.manifest_file) as f: json.dump({"version": 2, "n": self.n, "dim": self.dim, "chunks": listed}, f)
     except OSError as e: raise self._error(e) from None
 
 # %% ../nbs/05d_dense.ipynb #9008764e
@@ -240,6 +264,38 @@ FIRST_CHUNK, CHUNK_SECONDS, MAX_CHUNK = 32, 30.0, 32_768   # a small first chunk
 def next_chunk_size(size: int, rows: int, seconds: float, target: float = CHUNK_SECONDS) -> int:
     "Rows for the next chunk: what `rows` encoded in `seconds` predicts for `target` seconds, at most 4 x `size`, 1..MAX_CHUNK."
     return int(max(1, min(rows / max(seconds, 1e-9) * target, 4 * size, MAX_CHUNK)))
+
+# %% ../nbs/05d_dense.ipynb #5ca1e003
+def device_list(device: str | None) -> list[str] | None:
+    "The devices of a comma list (`'cuda:0,cuda:1'`, `'cpu,cpu'`); None for one device (or none)."
+    if device is None or "," not in str(device): return None
+    devices = [d.strip() for d in str(device).split(",")]
+    if not all(devices): raise BrightproError(f"device must be a device or a comma list of devices (cuda:0,cuda:1), got {device!r}")
+    return devices
+
+# %% ../nbs/05d_dense.ipynb #5ca1e006
+def length_order(texts: list[str], tokenizer=None, max_length: int | None = None) -> np.ndarray:
+    "Positions of `texts`, longest first by token count (characters without a tokenizer), counted up to `max_length`; ties in the order given."
+    lengths = [len(t) for t in texts]
+    if tokenizer is not None and texts:
+        try: lengths = [len(x) for x in tokenizer(list(texts), add_special_tokens=False, truncation=bool(max_length), max_length=max_length)["input_ids"]]
+        except (TypeError, ValueError, KeyError): pass   # a tokenizer that counts otherwise: characters
+    return np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+
+# %% ../nbs/05d_dense.ipynb #5ca1e009
+def check_shard(shard) -> tuple[int, int]:
+    "`'2/3'` or `(2, 3)` as `(2, 3)`: shard I of N, 1 <= I <= N; one clear error otherwise."
+    text = "/".join(map(str, shard)) if isinstance(shard, (tuple, list)) else str(shard)
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not m or not 1 <= int(m[1]) <= int(m[2]):
+        raise BrightproError(f"shard must be I/N, shard I of N shards with 1 <= I <= N (e.g. 2/3), got {text!r}")
+    return int(m[1]), int(m[2])
+
+def shard_rows(n: int, shard: tuple[int, int], grid: int = 1) -> tuple[int, int]:
+    "Rows `(start, end)` of shard `(i, k)` of `n` rows: near-equal contiguous shares whose bounds fall on multiples of `grid`."
+    i, k = check_shard(shard)
+    cells = -(-n // grid)
+    return min(n, (i - 1) * cells // k * grid), min(n, i * cells // k * grid)
 
 # %% ../nbs/05d_dense.ipynb #79b693de
 class Dense(Retriever):
@@ -261,6 +317,7 @@ class Dense(Retriever):
                      outside_environment=outside_environment or None)
         self.options = {k: v for k, v in given.items() if v is not None}   # what the user set, beside the recipe (in the metadata)
         self.max_length, self.normalize, self.device = max_length, bool(normalize), device
+        self.devices = device_list(device)   # several: documents go through a process pool
         self.batch_size = int(batch_size or (r and r.batch_size) or 64)
         self.query_max_length = max_length or (r and r.query_max_length) or None
         self.doc_max_length = max_length or (r and r.doc_max_length) or None
@@ -284,9 +341,11 @@ def model(self: Dense):
     "The loaded model; a recipe outside its environment stops here first (unless `outside_environment`)."
     if self.recipe and self.environment is None: self.environment = check_environment(self.recipe, self.outside_environment)
     if self.encoder == "instruction_excluded":
+        if self.devices: raise BrightproError(f"dense model {self.model_name!r} encodes through its own encode, on one device; "
+                                              f"give one device (device=cuda:0), or shard the corpus over processes")
         return load_own_encoder(self.model_name, self.library, self.device, self.dtype, self.trust_remote_code)
-    m = load_sentence_transformer(self.model_name, self.device, self.max_length, self.trust_remote_code, self.dtype,
-                                  self.padding_side, self.include_prompt, self.pooling)
+    m = load_sentence_transformer(self.model_name, "cpu" if self.devices else self.device, self.max_length, self.trust_remote_code,
+                                  self.dtype, self.padding_side, self.include_prompt, self.pooling)   # a pool moves it to its devices
     if self.named and not self.recipe and not (self.query_instruction or self.doc_instruction): _no_recipe_note(self.model_name)
     return m
 
@@ -336,21 +395,51 @@ def _cut(self: Dense, texts: list[str]) -> list[str]:
         todo, bound = [i for i in todo if out[i] is texts[i] and len(texts[i]) > bound], bound * 4
     return out
 
+# %% ../nbs/05d_dense.ipynb #5ca1e00b
+_pools = {}
+def _pool(m, devices: list[str]) -> dict:
+    "sentence-transformers' process pool of `m` over `devices`; one per model (another window replaces it), so a device holds one copy."
+    key = (tuple(devices), m.max_seq_length)   # a worker keeps the model as it was when the pool started
+    held = _pools.get(id(m))
+    if held and held[0] == key: return held[1]
+    if held: type(m).stop_multi_process_pool(held[1])
+    _pools[id(m)] = (key, m.start_multi_process_pool(list(devices)), m)
+    return _pools[id(m)][1]
+
+@atexit.register
+def _stop_pools():
+    for _, pool, m in list(_pools.values()): type(m).stop_multi_process_pool(pool)
+    _pools.clear()
+
+@patch
+def _encode_sorted(self: Dense, texts: list[str], prefix: str, role: str) -> np.ndarray:
+    "`encode` of texts already in length order: batches of `batch_size` in that order, on one device or through the pool."
+    m, n, bs = self.model, (self.query_max_length if role == "query" else self.doc_max_length), self.batch_size
+    if self.encoder == "instruction_excluded":   # the model's own encode: the instruction is not pooled
+        e = np.asarray(m.encode(list(texts), instruction=prefix, batch_size=bs, max_length=n or 512), dtype=np.float32)
+        return e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12) if self.normalize else e
+    kw = dict(batch_size=bs, normalize_embeddings=self.normalize, convert_to_numpy=True, show_progress_bar=False)
+    if self.encoder == "query_document": f = m.encode_query if role == "query" else m.encode_document
+    elif not self.include_prompt: f, kw = m.encode, {**kw, "prompt": prefix or None}   # pooling leaves the prompt out
+    else: f, texts = m.encode, ([prefix + t for t in texts] if prefix else texts)
+    if not texts: return np.asarray(f(texts, **kw), dtype=np.float32)
+    if not self.devices:   # one call per batch: the batches are ours (sentence-transformers would re-sort by characters)
+        return np.concatenate([np.asarray(f(texts[s:s + bs], **kw), dtype=np.float32) for s in range(0, len(texts), bs)])
+    try: e = f(texts, pool=_pool(m, self.devices), chunk_size=bs, **kw)   # one batch per task: the workers keep our batches
+    except Exception as ex: raise BrightproError(f"encoding on devices {','.join(self.devices)} failed: {one_line(ex)}") from None
+    return np.asarray(e, dtype=np.float32)
+
 # %% ../nbs/05d_dense.ipynb #ffa1f653
 @patch
 def encode(self: Dense, texts: list[str], prefix: str = "", role: str = "document") -> np.ndarray:
-    "float32 embeddings of `texts` (queries when `role='query'`), with the instruction `prefix`, through the recipe's encoder."
+    "float32 embeddings of `texts` (queries when `role='query'`), with the instruction `prefix`, through the recipe's encoder, in length order."
     m, n = self.model, (self.query_max_length if role == "query" else self.doc_max_length)
     if n: m.max_seq_length = int(n)
     texts = self._cut(list(texts))   # the model reads its window only: longer texts are cut before tokenizing
-    if self.encoder == "instruction_excluded":   # the model's own encode: the instruction is not pooled
-        e = np.asarray(m.encode(list(texts), instruction=prefix, batch_size=self.batch_size, max_length=n or 512), dtype=np.float32)
-        return e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12) if self.normalize else e
-    kw = dict(batch_size=self.batch_size, normalize_embeddings=self.normalize, convert_to_numpy=True, show_progress_bar=False)
-    if self.encoder == "query_document": e = (m.encode_query if role == "query" else m.encode_document)(list(texts), **kw)
-    elif not self.include_prompt: e = m.encode(list(texts), prompt=prefix or None, **kw)   # pooling leaves the prompt out
-    else: e = m.encode([prefix + t for t in texts] if prefix else texts, **kw)
-    return np.asarray(e, dtype=np.float32)
+    order = length_order(texts, getattr(m, "tokenizer", None), n or getattr(m, "max_seq_length", None) or 512)
+    e = self._encode_sorted([texts[i] for i in order], prefix, role)
+    out = np.empty_like(e); out[order] = e   # back in the order given
+    return out
 
 # %% ../nbs/05d_dense.ipynb #88c3aad5
 @patch
@@ -365,10 +454,11 @@ def _cache(self: Dense, n: int) -> EmbeddingCache:
 
 # %% ../nbs/05d_dense.ipynb #d2f44fe8
 @patch
-def _encode_cached(self: Dense, texts: pa.ChunkedArray) -> np.ndarray:
-    "Document embeddings through the cache: only the missing rows are encoded, in chunks of `chunk` rows or timed chunks."
+def _encode_cached(self: Dense, texts: pa.ChunkedArray, rows: tuple[int, int] | None = None) -> np.ndarray:
+    "Document embeddings through the cache: only the missing rows (of `rows`, default all) are encoded, in chunks of `chunk` rows or timed chunks."
     cache = self._cache(len(texts))
-    todo = cache.missing()
+    lo, hi = rows or (0, len(texts))
+    todo = [(max(s, lo), min(e, hi)) for s, e in cache.missing() if max(s, lo) < min(e, hi)]
     if todo: cache.prepare()
     size = self.chunk or FIRST_CHUNK
     bar = progress(total=sum(e - s for s, e in todo), desc=f"{self.name} encoding", unit="doc")
@@ -389,7 +479,22 @@ def index(self: Dense, doc_ids, texts) -> None:  # noqa: F811 (@patch: one per r
     if self.cache_dir is None: self.embeddings = self.encode(texts.to_pylist(), self.doc_instruction)
     else: self.embeddings = self._encode_cached(texts)
 
+# %% ../nbs/05d_dense.ipynb #5ca1e00e
+@patch
+def encode_shard(self: Dense, doc_ids, texts, shard) -> list[int]:
+    "Encode the rows of `shard` (`'I/N'` or `(i, n)`) into the embedding cache; the shards still missing (1-based)."
+    i, n = check_shard(shard)
+    if self.cache_dir is None: raise BrightproError("a shard is encoded into the embedding cache; give a cache_dir")
+    texts = self.keep_corpus(doc_ids, texts)
+    grid = self.chunk or 1   # fixed chunks: shards start on the chunk grid, as one unsharded run's chunks do
+    self._encode_cached(texts, rows=shard_rows(len(texts), (i, n), grid))
+    gaps = self._cache(len(texts)).missing()   # read again: other shards may have finished meanwhile
+    spans = [shard_rows(len(texts), (j, n), grid) for j in range(1, n + 1)]
+    return [j for j, (a, b) in enumerate(spans, 1) if any(s < b and a < e for s, e in gaps)]
+
 # %% ../nbs/05d_dense.ipynb #7eda142b
+SEARCH_BLOCK_BYTES = 256 * 2**20   # float32 document rows read per block: 16,384 x 4,096 dimensions
+
 def _keep_top(scores: np.ndarray, k: int) -> np.ndarray:
     "A mask of each row's `k` highest scores; of those equal to the k-th, the leftmost (columns are in corpus order)."
     kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1:k]
@@ -399,6 +504,7 @@ def _keep_top(scores: np.ndarray, k: int) -> np.ndarray:
 def _best_k(q: np.ndarray, embeddings, k: int, doc_block: int, normalize: bool) -> tuple[np.ndarray, np.ndarray]:
     "Scores and row indices of the `k` best documents per query (in corpus order), scanning `embeddings` in blocks."
     best_s = np.zeros((len(q), 0), np.float32); best_i = np.zeros((len(q), 0), np.int64)
+    doc_block = max(1, min(doc_block, SEARCH_BLOCK_BYTES // (4 * max(1, q.shape[1]))))
     for s in range(0, len(embeddings), doc_block):
         block = np.asarray(embeddings[s:s + doc_block], dtype=np.float32)
         if not normalize: block = block / np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)

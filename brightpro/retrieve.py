@@ -19,11 +19,12 @@ from .core import (BrightproError, atomic_write, check_int, check_writable_dir, 
 from .data import Domain
 from .runs import Run, write_json_run, write_trec_run
 from .retriever import Retriever, corpus_hash
+from .dense import check_shard
 from .retrievers import check_options, get_retriever, retriever_slug
 
 # %% auto #0
 __all__ = ['run_slug', 'stable_ranking', 'file_record', 'write_run_files', 'queries_hash', 'is_up_to_date', 'drop_excluded',
-           'check_out_folder', 'retrieve_domain', 'Retrieval', 'worker_start_method', 'retrieve']
+           'check_out_folder', 'shard_status', 'retrieve_domain', 'Retrieval', 'worker_start_method', 'retrieve']
 
 # %% ../nbs/06_retrieve.ipynb #e8ab61be
 def run_slug(retriever: str, benchmark: str = "brightpro", queries: str = "examples", long: bool = False) -> str:
@@ -101,6 +102,14 @@ def check_out_folder(folder) -> Path:
     except OSError as e: raise BrightproError(f"cannot write runs to {folder}: {os_reason(e)}") from None
     return folder
 
+# %% ../nbs/06_retrieve.ipynb #5ca1e102
+def shard_status(shard, missing: list[int]) -> str:
+    "What a shard's run reports: the shard encoded, and the shards still missing or that the search can run."
+    i, n = check_shard(shard)
+    if not missing: return f"shard {i}/{n} encoded; every shard is present: run without --shard to search"
+    which = f"shard {missing[0]} is" if len(missing) == 1 else "shards " + ", ".join(map(str, missing)) + " are"
+    return f"shard {i}/{n} encoded; {which} missing: run {'it' if len(missing) == 1 else 'them'}, then run without --shard to search"
+
 # %% ../nbs/06_retrieve.ipynb #d77adb84
 def _retriever_and_options(retriever, options):
     "(name, checked options) for the fingerprint; an instance's metadata counts as its options."
@@ -121,6 +130,7 @@ def retrieve_domain(domain: Domain, # a loaded domain
                     options: dict | None = None, # a retriever name's options, e.g. {"k1": 1.2}
                     slug: str | None = None, # the run's folder name (default: the retriever's, marked with the domain's configs)
                     analyzer_thread: bool = True, # False: a retriever built here analyses without a background thread
+                    shard=None, # 'I/N' or (i, n): encode only that share of the corpus into the cache, write no run
                    ) -> dict:
     "Retrieve for one loaded `Domain` with a retriever name or instance; returns {'domain', 'status', 'paths', 'seconds'}."
     t0 = time.time()
@@ -129,13 +139,20 @@ def retrieve_domain(domain: Domain, # a loaded domain
     if docs.num_rows == 0: raise BrightproError(f"{domain.name}: the corpus is empty (no documents)")
     queries = dict(domain.query_text)
     if not queries: raise BrightproError(f"{domain.name}: no queries")
+    build = lambda: retriever if isinstance(retriever, Retriever) else get_retriever(
+        name, domain=domain.name, cache_dir=cache_dir, analyzer_thread=analyzer_thread, benchmark=domain.benchmark,
+        long=domain.documents_config == "long_documents", **opts)
+    if shard is not None:   # one share of the corpus into the cache; no search, no run
+        r = build()
+        if not hasattr(r, "encode_shard"): raise BrightproError(f"shard: {name} has no embedding cache to fill; shards are for dense retrievers")
+        missing = r.encode_shard(docs.column("id"), docs.column("content"), shard)
+        return {"domain": domain.name, "status": shard_status(shard, missing), "paths": {}, "seconds": time.time() - t0}
     folder = Path(out)/(slug or _slug(name, domain))
     fp = _fingerprint(name, opts, domain, corpus_hash(docs.column("id"), docs.column("content")), queries, top)
     if not force and is_up_to_date(folder, domain.name, fp):
         return {"domain": domain.name, "status": "up to date", "paths": {}, "seconds": time.time() - t0}
     check_out_folder(folder)   # before indexing, not after
-    r = retriever if isinstance(retriever, Retriever) else get_retriever(name, domain=domain.name, cache_dir=cache_dir, analyzer_thread=analyzer_thread,
-                                                                            benchmark=domain.benchmark, long=domain.documents_config == "long_documents", **opts)
+    r = build()
     r.index(docs.column("id"), docs.column("content"))
     extra = max((len(x) for x in domain.excluded.values()), default=0)
     run = r.search(queries, top + extra)
@@ -222,6 +239,7 @@ def retrieve(domains: dict[str, Domain], # the loaded domains, {name: Domain} as
              options: dict | None = None, # a retriever name's options, e.g. {"k1": 1.2}
              jobs: int = 1, # domains retrieved at once, each in a worker process
              echo=None, # called with one line per domain as it finishes
+             shard=None, # 'I/N' or (i, n): encode only that share of each corpus into the embedding cache, write no run
             ) -> Retrieval:
     "Run `retriever` over the loaded `domains`, `jobs` at a time; write a TREC run, score.json and meta.json per domain."
     check_int(top, "top")
@@ -229,8 +247,9 @@ def retrieve(domains: dict[str, Domain], # the loaded domains, {name: Domain} as
     domains, jobs, cache_dir = _check_domains(domains), _check_jobs(jobs, retriever), _cache_folder(cache_dir)
     label = retriever.name if isinstance(retriever, Retriever) else retriever
     slug = _slug(label, next(iter(domains.values())))
-    check_out_folder(Path(out)/slug)   # and so does an out folder that cannot be written
-    settings = dict(retriever=retriever, top=top, out=out, force=force, cache_dir=cache_dir, options=options, slug=slug)
+    if shard is None: check_out_folder(Path(out)/slug)   # and so does an out folder that cannot be written
+    else: shard = check_shard(shard)
+    settings = dict(retriever=retriever, top=top, out=out, force=force, cache_dir=cache_dir, options=options, slug=slug, shard=shard)
     if jobs > 1 and len(domains) > 1: return _retrieve_in_workers(domains, jobs, settings, label, echo)
     results = Retrieval()
     for domain in progress(domains.values(), total=len(domains), desc=f"retrieve {label}", unit="domain"):
