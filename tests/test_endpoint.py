@@ -154,3 +154,8 @@ def test_cli_bad_input_is_one_line(tmp_path):
                          (["--option", "base_url=localhost:8000"], "must be an http:// or https:// URL")]:
         r = run_cli(*args, *extra, env=env)
         assert r.returncode != 0 and words in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+
+
+def test_an_api_model_asked_of_dense_points_to_api():
+    with pytest.raises(BrightproError, match=r"served by an API.*'api:text-embedding-3-large'"):
+        Dense("text-embedding-3-large").model
