@@ -19,15 +19,15 @@ from .retrieve import retrieve
 from .compare import evaluate_and_compare
 from .llm import LLMClient
 from .agent import run_agent
-from .judge import judge_run
+from .judge import judge_run, judge_validity
 from .agentic import agentic_eval
 from .traces import dataset_differs, run_dataset, run_domains
 from .report import build_report
 
 # %% auto #0
 __all__ = ['add_dataset_options', 'subcommand', 'add_data_command', 'parse_options', 'add_retrieve_command',
-           'add_evaluate_command', 'add_llm_options', 'llm_client', 'add_agent_command', 'add_judge_commands',
-           'add_report_command', 'add_models_command', 'build_parser', 'main']
+           'add_evaluate_command', 'add_llm_options', 'llm_client', 'add_agent_command', 'add_validity_options',
+           'add_judge_commands', 'add_report_command', 'add_models_command', 'build_parser', 'main']
 
 # %% ../nbs/13_cli.ipynb #0d0e293b
 def add_dataset_options(p: argparse.ArgumentParser, domain_default="all", static: bool = True):
@@ -229,6 +229,42 @@ def add_agent_command(sub):
     p.add_argument("--cache-dir", default=None, help="where indexes and embeddings are cached")
     add_llm_options(p)
 
+# %% ../nbs/13_cli.ipynb #1c77fdf9
+def _second_judge(args, folder: Path) -> LLMClient | None:
+    "The second judge of --validity: --second-judge-model and/or --second-judge-base-url, the rest as the first judge (its own cache file)."
+    if not (args.second_judge_model or args.second_judge_base_url): return None
+    cache = None if args.no_llm_cache else folder/"llm-cache-second.sqlite"
+    return LLMClient(args.second_judge_base_url or args.llm_base_url, args.second_judge_model or args.llm_model, args.second_judge_api_key or args.llm_api_key,
+                     timeout=args.llm_timeout, max_retries=args.llm_retries, concurrency=args.concurrency, cache=cache,
+                     temperature=args.temperature, max_tokens=args.max_tokens)
+
+def _judge_validity(args) -> int:
+    "judge --validity: the authors' three answer tiers, judged; exit 1 when a judge's tier means are out of order."
+    folder = Path(args.run_dir or "judge-validity")
+    domains = load_domains(args.domain or "biology", args.dataset or "sample")
+    client = llm_client(args, folder)
+    if client is None: raise BrightproError("judge --validity needs an LLM: give --llm-base-url and --llm-model (or set BRIGHTPRO_LLM_MODEL)")
+    second = _second_judge(args, folder)
+    try: result = judge_validity(domains, client=client, second_client=second, queries=args.queries, qids=args.qids, reps=args.reps,
+                                 concurrency=args.concurrency, prompt_dir=args.prompt_dir)
+    except KeyboardInterrupt: _interrupted()
+    finally:
+        for c in (client, second):
+            if c is not None: c.close()
+    print(result.to_json() if args.json else result.to_text())
+    return 0 if result.ok else 1
+
+def add_validity_options(j: argparse.ArgumentParser):
+    "The options of `judge --validity` (the authors' answer tiers) and of a second judge."
+    g = j.add_argument_group("judge validity (the authors' tiers: reference, truncated, off-topic; --reps 3 as the authors)")
+    g.add_argument("--validity", action="store_true", help="judge the three tiers of chosen queries instead of a run; exit 1 when the tiers come out of order")
+    g.add_argument("--queries", type=int, default=10, help="the first N queries of each --domain (default 10; --domain default biology)")
+    g.add_argument("--qids", default=None, help="these query ids instead, e.g. 0,5,9")
+    g.add_argument("--second-judge-model", default=None, help="a second judge's model, for the agreement between judges")
+    g.add_argument("--second-judge-base-url", default=None, help="a second judge's endpoint (default --llm-base-url)")
+    g.add_argument("--second-judge-api-key", default=None, help="a second judge's key (default the first's)")
+    g.add_argument("--json", action="store_true", help="print JSON")
+
 # %% ../nbs/13_cli.ipynb #ea5a273f
 def _run_domains(args) -> dict:
     "The loaded domains of an agent run folder: --domain among those it holds traces of (default: all), from the dataset the run was made on."
@@ -244,6 +280,8 @@ def _run_domains(args) -> dict:
     return domains
 
 def _judge(args) -> int:
+    if args.validity: return _judge_validity(args)
+    if args.run_dir is None: raise BrightproError("judge needs the run folder of `brightpro agent` (or --validity)")
     client = llm_client(args, args.run_dir)
     if client is None: raise BrightproError("judge needs an LLM: give --llm-base-url and --llm-model (or set BRIGHTPRO_LLM_MODEL)")
     try: judging = judge_run(args.run_dir, _run_domains(args), client=client, reps=args.reps, concurrency=args.concurrency, prompt_dir=args.prompt_dir)
@@ -262,10 +300,11 @@ def add_judge_commands(sub):
     j = subcommand(sub, "judge", _judge, "score an agent run's answers with an LLM judge (RC, OQ); writes judgements.jsonl",
                    "Judge every answer of an agent run (protocol.ipynb §5) and write <dir>/<domain>/judgements.jsonl "
                    "beside the traces. Resumes: answers already judged are skipped.", dataset_options=dict(domain_default=None, static=False), dataset=None)
-    j.add_argument("run_dir", help="the --out folder of `brightpro agent`")
+    j.add_argument("run_dir", nargs="?", help="the --out folder of `brightpro agent`; with --validity, the folder of the response caches (default judge-validity)")
     j.add_argument("--reps", type=int, default=1, help="judge each answer this many times; mean, spread and agreement are reported")
     j.add_argument("--prompt-dir", default=None, help="a folder whose judge.md replaces the packaged judge prompt")
     add_llm_options(j)
+    add_validity_options(j)
     e = subcommand(sub, "agentic-eval", _agentic_eval, "alpha-nDCG@5R per round, agentic nDCG/Recall, R, citations, RC/OQ/AER",
                    "Read an agent run (and its judgements, if any) and print per domain and overall: cumulative "
                    "alpha-nDCG@5R per round, agentic nDCG@k and Recall@k over the union, the distribution of R, "

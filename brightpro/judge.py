@@ -6,27 +6,31 @@ Docs: https://brightpro.github.io/brightpro/judge.html.md"""
 
 # %% ../nbs/11_judge.ipynb #c9de12d1
 from __future__ import annotations
-import itertools, json, re, weakref
+import itertools, json, random, re, weakref
 from contextlib import contextmanager
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from fastcore.basics import patch
 
 from .core import BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, json_ready, nan_mean, progress, text_digest, writing
-from .render import format_cell
+from .render import ResultView, format_cell, text_table
 from .data import Domain
 from .llm import LLMClient, LLMError
 from .prompts import JUDGE_FIELDS, load_judge_prompt
+from .significance import paired_bootstrap_ci
 from .traces import (JUDGEMENTS_FILE, JsonlWriter, domain_traces, domains_in_run, judgement_key, merge_judgements, fresh_judgements, read_judgements,
                               omitted_aspects, rep_summary, table_lines, trace_answers)
 
 # %% auto #0
-__all__ = ['JUDGE_KEYS', 'query_aspects', 'judge_messages', 'judge_schema', 'parse_judgement', 'weighted_coverage',
-           'reasoning_completeness', 'judge_answer', 'rep_agreement', 'Judging', 'judge_run']
+__all__ = ['JUDGE_KEYS', 'VALIDITY_SOURCE', 'VALIDITY_TIERS', 'OFF_TOPIC_ANSWERS', 'SPREAD_TARGET', 'query_aspects',
+           'judge_messages', 'judge_schema', 'parse_judgement', 'weighted_coverage', 'reasoning_completeness',
+           'judge_answer', 'rep_agreement', 'Judging', 'judge_run', 'truncate_reference', 'validity_answers',
+           'weighted_kappa', 'spearman', 'cluster_bootstrap_ci', 'JudgeValidity', 'judge_validity']
 
 # %% ../nbs/11_judge.ipynb #a86f53ab
 def _aspect_list(aspects) -> list[tuple[str, float]]:
@@ -162,6 +166,25 @@ def _judgement(parsed: dict | None, weights: list, tries: int, error: str | None
     return dict(status="ok", **parsed, rc=None if cov is None else reasoning_completeness(cov), weighted_coverage=cov, tries=tries, error=None)
 
 # %% ../nbs/11_judge.ipynb #6a7ff233
+def _judge_counted(client, question: str, *, aspects, reference: str, answer: str, tries: int = 3, prompt: str | None = None,
+                   rep: int = 1) -> tuple[dict, dict]:
+    "`judge_answer`'s judgement and the tokens its requests took as the server counted them {prompt_tokens, completion_tokens}."
+    aspects = _aspect_list(aspects)
+    messages = judge_messages(prompt or load_judge_prompt(), question, aspects, reference, answer)
+    schema, sampling, weights = judge_schema(len(aspects)), _rep_sampling(client, rep), [w for _, w in aspects]
+    error, tokens = None, {"prompt_tokens": 0, "completion_tokens": 0}
+    for t in range(1, max(1, tries) + 1):
+        try: reply = _ask(client, messages, schema, sampling)
+        except LLMError as e:
+            if e.status not in _REQUEST_ERRORS: raise
+            return _judgement(None, weights, t, str(e)), tokens
+        tokens = {"prompt_tokens": tokens["prompt_tokens"] + reply.prompt_tokens, "completion_tokens": tokens["completion_tokens"] + reply.completion_tokens}
+        parsed, error = parse_judgement(reply.content, len(aspects))
+        if parsed is not None: return _judgement(parsed, weights, t), tokens
+        messages = messages + [{"role": "assistant", "content": reply.content or ""},
+                               {"role": "user", "content": _retry_message(error, len(aspects))}]
+    return _judgement(None, weights, max(1, tries), f"no valid judgement in {max(1, tries)} tries; the last: {error}"), tokens
+
 def judge_answer(client, # the judge model: an LLMClient
                  question: str, # the query's text
                  *,
@@ -173,20 +196,7 @@ def judge_answer(client, # the judge model: an LLMClient
                  rep: int = 1, # the repetition: rep r > 1 asks with seed + r - 1
                 ) -> dict:
     "Judge one answer: {status, aspect_scores, overall_quality, justification, rc, weighted_coverage, tries, error}."
-    aspects = _aspect_list(aspects)
-    messages = judge_messages(prompt or load_judge_prompt(), question, aspects, reference, answer)
-    schema, sampling, weights = judge_schema(len(aspects)), _rep_sampling(client, rep), [w for _, w in aspects]
-    error = None
-    for t in range(1, max(1, tries) + 1):
-        try: reply = _ask(client, messages, schema, sampling)
-        except LLMError as e:
-            if e.status not in _REQUEST_ERRORS: raise
-            return _judgement(None, weights, t, str(e))
-        parsed, error = parse_judgement(reply.content, len(aspects))
-        if parsed is not None: return _judgement(parsed, weights, t)
-        messages = messages + [{"role": "assistant", "content": reply.content or ""},
-                               {"role": "user", "content": _retry_message(error, len(aspects))}]
-    return _judgement(None, weights, max(1, tries), f"no valid judgement in {max(1, tries)} tries; the last: {error}")
+    return _judge_counted(client, question, aspects=aspects, reference=reference, answer=answer, tries=tries, prompt=prompt, rep=rep)[0]
 
 # %% ../nbs/11_judge.ipynb #0c920382
 def rep_agreement(groups) -> dict:
@@ -408,3 +418,339 @@ def to_json(self: Judging) -> str:
     obj = {"run": self.run, "dataset": self.dataset, "judge_model": self.model, "reps": self.reps, "prompt_digest": self.prompt_digest,
            "domains": self.summary(), "per_answer": self.per_answer().to_dict("records"), "notes": self.notes()}
     return json.dumps(json_ready(obj), indent=2, ensure_ascii=False)
+
+# %% ../nbs/11_judge.ipynb #b197b642
+VALIDITY_SOURCE = {"repo": "yale-nlp/Bright-Pro", "commit": "b31d5f1a0fdb00ba769abb3ef602d38567cce024",
+                   "path": "agentic_retrieval/scripts_evaluation/test_judge_reliability.py"}
+VALIDITY_TIERS = ("reference", "truncated", "off_topic")   # the authors' gold, truncated, off_topic
+# verbatim from VALIDITY_SOURCE (OFF_TOPIC_TEMPLATES): generic platitudes unrelated to any question
+OFF_TOPIC_ANSWERS = (
+    "That's an interesting question. There are many factors involved and "
+    "people often disagree about the best answer. It's worth thinking "
+    "carefully about the topic. [doc_0]",
+    "In general, the answer depends on context and specific circumstances. "
+    "Experts have debated this for a long time. [doc_0]",
+    "The correct answer to this question varies. I would recommend checking "
+    "with a domain specialist. [doc_0]",
+)
+SPREAD_TARGET = 0.5   # the authors' target: mean sigma over reps below 0.5 on each metric
+
+def truncate_reference(text: str, fraction: float = 0.4, min_words: int = 20) -> str:
+    "The authors' truncated tier: the first max(min_words, int(fraction * words)) words of the reference, then ' ...'."
+    words = str(text).split()
+    return " ".join(words[:max(min_words, int(fraction * len(words)))]) + " ..."
+
+# %% ../nbs/11_judge.ipynb #ae5670e8
+def validity_answers(domains: dict, # the loaded domains, {name: Domain}
+                     *,
+                     queries: int = 10, # the first `queries` queries of each domain, in dataset order (the authors' default 10)
+                     qids=None, # these query ids instead (a list, or "0,5,9"); each must exist in every domain given
+                     min_words: int = 40, # a query whose reference is shorter is skipped (the authors' rule)
+                     seed: int = 0, # the seed of the off-topic draw (the authors' random.Random(0))
+                    ) -> tuple[list[dict], list[dict]]:
+    "The three tiers per chosen query, as the authors build them: ([{domain, qid, tier, answer, question, aspects, reference}], skipped)."
+    check_int(queries, "queries"); check_int(min_words, "min_words", minimum=0)
+    wanted = [q.strip() for q in qids.split(",") if q.strip()] if isinstance(qids, str) else None if qids is None else [str(q) for q in qids]
+    rng, rows, skipped = random.Random(seed), [], []
+    for name, dom in domains.items():
+        if "reference_answer" not in dom.queries:
+            raise BrightproError(f"{dom.source.dataset}: {name} has no reference answers (examples field reference_answer); the tiers are built from them")
+        refs = dict(zip(dom.queries["id"].astype(str), dom.queries["reference_answer"]))
+        if wanted is not None and (unknown := [q for q in wanted if q not in refs]):
+            raise BrightproError(f"qids: {name} has no query {', '.join(map(repr, unknown))}")
+        for qid in wanted if wanted is not None else list(refs)[:queries]:
+            ref = str(refs[qid] or "").strip()
+            if len(ref.split()) < min_words: skipped.append({"domain": name, "qid": qid, "words": len(ref.split())}); continue
+            base = dict(domain=name, qid=qid, question=dom.query_text[qid], aspects=query_aspects(dom, qid), reference=ref)
+            off = rng.choice(OFF_TOPIC_ANSWERS)   # one draw per kept query, as the authors
+            rows += [{**base, "tier": t, "answer": a} for t, a in zip(VALIDITY_TIERS, (ref, truncate_reference(ref), off))]
+    if not rows: raise BrightproError(f"no query to build tiers from: every chosen reference has fewer than {min_words} words")
+    return rows, skipped
+
+# %% ../nbs/11_judge.ipynb #d0f3faab
+def weighted_kappa(a, b, labels) -> float:
+    "Cohen's kappa of two raters with quadratic weights over the ordered `labels` (NaN when the raters' marginals leave nothing to beat)."
+    index = {l: i for i, l in enumerate(labels)}
+    k, observed = len(labels), np.zeros((len(labels), len(labels)))
+    for x, y in zip(a, b): observed[index[x], index[y]] += 1
+    if observed.sum() == 0: return float("nan")
+    expected = np.outer(observed.sum(1), observed.sum(0)) / observed.sum()
+    w = (np.arange(k)[:, None] - np.arange(k)[None, :]) ** 2
+    den = (w * expected).sum()
+    return float("nan") if den == 0 else float(1 - (w * observed).sum() / den)
+
+def spearman(a, b) -> float:
+    "Spearman's rank correlation (average ranks for ties); NaN when either side is constant."
+    a, b = pd.Series(a, dtype=float).rank(), pd.Series(b, dtype=float).rank()
+    return float("nan") if a.nunique() < 2 or b.nunique() < 2 else float(np.corrcoef(a, b)[0, 1])
+
+# %% ../nbs/11_judge.ipynb #45ed94e5
+def cluster_bootstrap_ci(stat, clusters: list, *, n_resamples: int = 2000, confidence: float = 0.95, seed: int = 42) -> tuple[float, float]:
+    "Percentile interval of `stat(rows)` resampling whole clusters (the queries: all rows of a query go together) with replacement."
+    rng, values = np.random.default_rng(seed), []
+    for _ in range(n_resamples):
+        rows = [r for i in rng.integers(0, len(clusters), len(clusters)) for r in clusters[i]]
+        if (v := stat(rows)) == v: values.append(v)   # an undefined resample (NaN) is left out
+    if not values: return (float("nan"), float("nan"))
+    lo, hi = np.quantile(values, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(lo), float(hi)
+
+# %% ../nbs/11_judge.ipynb #3724d763
+def _validity_line(judge: str, client, task: dict, template: str, tries: int) -> dict:
+    "One judging of one tier answer, as a validity line."
+    j, tokens = _judge_counted(client, task["question"], aspects=task["aspects"], reference=task["reference"], answer=task["answer"],
+                               tries=tries, prompt=template, rep=task["rep"])
+    return {"judge": judge, "domain": task["domain"], "qid": task["qid"], "tier": task["tier"], "rep": task["rep"], **j, **tokens}
+
+def _judge_validity_tasks(tasks: list[dict], clients: dict, *, template: str, tries: int, concurrency: int) -> list[dict]:
+    "Judge every (judge, task) in a thread pool; the lines in task order."
+    jobs = [(name, c, t) for name, c in clients.items() for t in tasks]
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        futures = [pool.submit(_validity_line, name, c, t, template, tries) for name, c, t in jobs]
+        try: return [f.result() for f in progress(futures, total=len(futures), desc="judge validity")]
+        except BaseException:   # Ctrl-C or an endpoint that cannot be used: stop now
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+# %% ../nbs/11_judge.ipynb #895919d5
+@dataclass(eq=False, kw_only=True)
+class JudgeValidity(ResultView):
+    "What `judge_validity` measured: the judgement of each tier answer by each judge and rep, and the settings."
+    dataset: str # the dataset whose reference answers built the tiers
+    judges: dict # {label: model name}, the first judge first
+    reps: int # judgings of each tier answer by each judge
+    prompt_digest: str # the judge prompt's digest
+    lines: list # one per (judge, domain, qid, tier, rep): the judgement, with the tokens it took
+    skipped: list # [{domain, qid, words}]: queries whose reference is too short for the tiers
+    prices: tuple = (None, None) # the first judge's dollars per million prompt and completion tokens (None: no cost)
+    n_resamples: int = 2000 # bootstrap resamples of the intervals
+    confidence: float = 0.95 # the intervals' level
+    seed: int = 42 # the bootstrap's seed
+
+    def __repr__(self): return f"JudgeValidity({self.dataset!r}, judges={list(self.judges.values())}, queries={self.n_queries}, reps={self.reps})"
+
+@patch(as_prop=True)
+def n_queries(self: JudgeValidity) -> int:
+    "The queries whose tiers were judged."
+    return len({(l["domain"], l["qid"]) for l in self.lines})
+
+# %% ../nbs/11_judge.ipynb #867b4550
+def _pstdev(xs) -> float:
+    "The population standard deviation (the authors' statistics.pstdev); 0 for one value, NaN for none."
+    return float(np.std(xs)) if len(xs) else float("nan")
+
+@patch
+def per_query(self: JudgeValidity) -> pd.DataFrame:
+    "One row per (judge, domain, qid, tier): OQ and RC as the mean over the reps judged, their spread (pstdev) and the reps that failed."
+    groups = {}
+    for l in self.lines: groups.setdefault((l["judge"], l["domain"], l["qid"], l["tier"]), []).append(l)
+    rows = []
+    for (judge, d, q, t), ls in groups.items():
+        ok = [l for l in ls if l["status"] == "ok"]
+        oq, rc = [l["overall_quality"] for l in ok], [l["rc"] for l in ok if l["rc"] is not None]
+        rows.append(dict(judge=judge, domain=d, qid=q, tier=t, reps=len(ok), failed=len(ls) - len(ok), oq=nan_mean(oq), oq_sd=_pstdev(oq),
+                         rc=nan_mean(rc), rc_sd=_pstdev(rc)))
+    return pd.DataFrame(rows, columns=["judge", "domain", "qid", "tier", "reps", "failed", "oq", "oq_sd", "rc", "rc_sd"])
+
+# %% ../nbs/11_judge.ipynb #f7c9c357
+@patch
+def tiers(self: JudgeValidity) -> pd.DataFrame:
+    "Per judge and tier: judgings, mean and spread (pstdev over all judgings, as the authors) of OQ and RC, and the mean spread over reps."
+    pq, rows = self.per_query(), []
+    for judge in self.judges:
+        for t in VALIDITY_TIERS:
+            ls = [l for l in self.lines if l["judge"] == judge and l["tier"] == t and l["status"] == "ok"]
+            sub = pq[(pq["judge"] == judge) & (pq["tier"] == t) & (pq["reps"] > 1)]
+            oq, rc = [l["overall_quality"] for l in ls], [l["rc"] for l in ls if l["rc"] is not None]
+            rows.append(dict(judge=judge, tier=t, judged=len(ls), failed=sum(l["judge"] == judge and l["tier"] == t and l["status"] != "ok" for l in self.lines),
+                             oq=nan_mean(oq), oq_sd=_pstdev(oq), rc=nan_mean(rc), rc_sd=_pstdev(rc),
+                             oq_rep_sd=nan_mean(sub["oq_sd"]), rc_rep_sd=nan_mean(sub["rc_sd"])))
+    return pd.DataFrame(rows)
+
+# %% ../nbs/11_judge.ipynb #a1ff8c71
+_GAPS = (("reference", "truncated"), ("truncated", "off_topic"))
+
+def _wide(pq: pd.DataFrame, judge: str, metric: str) -> pd.DataFrame:
+    "Per query (rows) the mean `metric` of each tier (columns), for the queries with every tier judged."
+    sub = pq[(pq["judge"] == judge) & (pq["reps"] > 0)]
+    return sub.pivot_table(index=["domain", "qid"], columns="tier", values=metric).reindex(columns=list(VALIDITY_TIERS)).dropna()
+
+@patch
+def ordering(self: JudgeValidity) -> pd.DataFrame:
+    "Per judge and metric: tier means in order (the authors' test), the share of queries with reference > truncated > off-topic, and the gaps between neighbouring tiers (mean over queries) with paired bootstrap intervals."
+    pq, rows = self.per_query(), []
+    for judge in self.judges:
+        for metric in ("oq", "rc"):
+            w = _wide(pq, judge, metric)
+            means = [w[t].mean() for t in VALIDITY_TIERS]
+            row = dict(judge=judge, metric=metric.upper(), queries=len(w), means_ordered=bool(len(w)) and means[0] > means[1] > means[2],
+                       ordered_share=float(((w["reference"] > w["truncated"]) & (w["truncated"] > w["off_topic"])).mean()) if len(w) else float("nan"))
+            for hi, lo in _GAPS:
+                ci = paired_bootstrap_ci(w[lo].to_numpy(), w[hi].to_numpy(), self.n_resamples, self.confidence, self.seed)
+                row |= {f"{hi}-{lo}": float((w[hi] - w[lo]).mean()) if len(w) else float("nan"), f"{hi}-{lo}_ci": ci}
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+# %% ../nbs/11_judge.ipynb #2971b1bd
+_SCALES = {"aspect scores": (0.0, 0.5, 1.0), "RC": (1, 2, 3, 4, 5), "OQ": (1, 2, 3, 4, 5)}
+
+def _rated_pairs(lines: list, first: str, second: str) -> dict:
+    "Per query (domain, qid): the pairs of the two judges' ratings of the same (tier, rep), for each scale; an aspect a judge left unscored counts 0."
+    by = {(l["judge"], l["domain"], l["qid"], l["tier"], l["rep"]): l for l in lines if l["status"] == "ok"}
+    out = {}
+    for (judge, d, q, t, r), a in by.items():
+        if judge != first or (b := by.get((second, d, q, t, r))) is None: continue
+        keys = sorted(set(a["aspect_scores"]) | set(b["aspect_scores"]), key=lambda k: int(k[1:]))
+        pairs = out.setdefault((d, q), [])
+        pairs += [("aspect scores", a["aspect_scores"].get(k, 0.0), b["aspect_scores"].get(k, 0.0)) for k in keys]
+        pairs += [("RC", a["rc"], b["rc"]), ("OQ", a["overall_quality"], b["overall_quality"])]
+    return out
+
+@patch
+def agreement(self: JudgeValidity) -> pd.DataFrame:
+    "Between the two judges (same tier answer, same rep): Cohen's quadratic-weighted kappa on aspect scores, RC and OQ, and Spearman on OQ, each with a bootstrap interval over queries."
+    cols = ["scale", "statistic", "pairs", "value", "ci_low", "ci_high"]
+    if len(self.judges) < 2: return pd.DataFrame(columns=cols)
+    clusters = list(_rated_pairs(self.lines, *list(self.judges)[:2]).values())
+    rows = []
+    for scale, labels in _SCALES.items():
+        for name, f in (("weighted kappa", lambda a, b, l=labels: weighted_kappa(a, b, l)), ("Spearman", spearman)):
+            if name == "Spearman" and scale != "OQ": continue
+            stat = lambda ps, s=scale, f=f: f(*zip(*[(x, y) for sc, x, y in ps if sc == s])) if any(sc == s for sc, _, _ in ps) else float("nan")
+            allp = [p for c in clusters for p in c]
+            lo, hi = cluster_bootstrap_ci(stat, clusters, n_resamples=self.n_resamples, confidence=self.confidence, seed=self.seed)
+            rows.append(dict(scale=scale, statistic=name, pairs=sum(p[0] == scale for p in allp), value=stat(allp), ci_low=lo, ci_high=hi))
+    return pd.DataFrame(rows, columns=cols)
+
+# %% ../nbs/11_judge.ipynb #d024e295
+@patch
+def flags(self: JudgeValidity) -> list[str]:
+    "What speaks against a judge, one sentence each: tier means out of order, a spread over reps above the authors' target."
+    out, order, tiers = [], self.ordering(), self.tiers()
+    for r in order.itertuples():
+        if not r.means_ordered:
+            means = tiers[tiers["judge"] == r.judge].set_index("tier")[r.metric.lower()]
+            out.append(f"{r.judge}: the tier means are not in order on {r.metric} (" + ", ".join(f"{t} {format_cell(means[t], 2)}" for t in VALIDITY_TIERS)
+                       + "): this judge does not rank the reference above the truncated above the off-topic answer")
+    for r in tiers.itertuples():
+        for m in ("oq", "rc"):
+            if (sd := getattr(r, f"{m}_rep_sd")) > SPREAD_TARGET:
+                out.append(f"{r.judge}: {r.tier} {m.upper()} spreads over reps by {format_cell(sd, 2)} on average (the authors' target: below {SPREAD_TARGET})")
+    return out
+
+@patch(as_prop=True)
+def ok(self: JudgeValidity) -> bool:
+    "Every judge's tier means in order on OQ and RC (the authors' pass)."
+    return bool(self.ordering()["means_ordered"].all())
+
+@patch
+def notes(self: JudgeValidity) -> list[str]:
+    "What was left out, one sentence each."
+    notes = [f"{s['domain']} {s['qid']}: reference of {s['words']} words, under the authors' 40: skipped" for s in self.skipped]
+    if failed := sum(l["status"] != "ok" for l in self.lines): notes.append(f"{failed} judging(s) failed: no score; run again to retry them")
+    return notes
+
+# %% ../nbs/11_judge.ipynb #d2b0dc40
+@patch
+def tokens(self: JudgeValidity) -> pd.DataFrame:
+    "Per tier: the mean prompt and completion tokens of one judging as the first judge's server counted them (retries included)."
+    first = next(iter(self.judges))
+    df = pd.DataFrame([l for l in self.lines if l["judge"] == first], columns=["tier", "prompt_tokens", "completion_tokens"])
+    return df.groupby("tier", sort=False)[["prompt_tokens", "completion_tokens"]].mean().reindex(list(VALIDITY_TIERS)).reset_index()
+
+@patch
+def cost_line(self: JudgeValidity,
+              queries: int | None = None, # queries to price (default: those judged here)
+              reps: int | None = None, # reps to price (default: this run's)
+              price_in: float | None = None, # dollars per million prompt tokens (default: the judge client's)
+              price_out: float | None = None, # dollars per million completion tokens (default: the judge client's)
+             ) -> str:
+    "One sentence: what a validity run of one judge takes in tokens (measured per tier here) and, given prices, in dollars."
+    queries, reps = queries or self.n_queries, reps or self.reps
+    price_in, price_out = price_in if price_in is not None else self.prices[0], price_out if price_out is not None else self.prices[1]
+    t = self.tokens()
+    p, c = (float(t[k].sum()) * queries * reps for k in ("prompt_tokens", "completion_tokens"))
+    per = ", ".join(f"{r.tier} {r.prompt_tokens:,.0f} + {r.completion_tokens:,.0f}" for r in t.itertuples())
+    line = (f"one judging takes (prompt + completion tokens, as the server counted them) {per}; {queries} queries x 3 tiers x {reps} reps "
+            f"= {queries * 3 * reps:,} judgings, {p:,.0f} + {c:,.0f} tokens per judge")
+    if price_in is None and price_out is None: return line + " (give prices for a cost)"
+    return line + f", ${(p * (price_in or 0) + c * (price_out or 0)) / 1e6:,.2f} at ${price_in or 0:g} / ${price_out or 0:g} per million tokens"
+
+# %% ../nbs/11_judge.ipynb #3add6a55
+def _interval(v, ci) -> str: return f"{format_cell(v, 2)} [{format_cell(ci[0], 2)}, {format_cell(ci[1], 2)}]"
+
+@patch
+def _tables(self: JudgeValidity) -> list:
+    "(caption, table, align) of the tiers, the ordering and gaps, and the agreement between judges."
+    t = self.tiers().rename(columns={"oq": "OQ", "oq_sd": "OQ sd", "rc": "RC", "rc_sd": "RC sd", "oq_rep_sd": "OQ sd reps", "rc_rep_sd": "RC sd reps"})
+    o = self.ordering()
+    pct = int(self.confidence * 100)
+    order = pd.DataFrame({"judge": o["judge"], "metric": o["metric"], "queries": o["queries"], "means in order": o["means_ordered"].map({True: "yes", False: "NO"}),
+                          "queries in order": o["ordered_share"], **{f"{hi} - {lo} [{pct}% CI]": [_interval(v, ci) for v, ci in zip(o[f"{hi}-{lo}"], o[f"{hi}-{lo}_ci"])]
+                                                                     for hi, lo in _GAPS}})
+    tables = [("tiers: mean and spread over all judgings; sd reps: mean spread over the reps of one answer", t, "ll" + "r" * (t.shape[1] - 2)),
+              ("ordering: reference > truncated > off_topic; gaps: mean over queries, paired bootstrap over queries", order, "llrlrrr")]
+    a = self.agreement()
+    if len(a):
+        a = pd.DataFrame({"scale": a["scale"], "statistic": a["statistic"], "pairs": a["pairs"],
+                          f"value [{pct}% CI]": [_interval(v, (lo, hi)) for v, lo, hi in zip(a["value"], a["ci_low"], a["ci_high"])]})
+        tables.append((f"agreement between {' and '.join(self.judges)} (same answer, same rep; bootstrap over queries)", a, "llrr"))
+    return tables
+
+@patch
+def _title(self: JudgeValidity) -> str:
+    src = VALIDITY_SOURCE
+    return (f"judge validity: dataset {self.dataset}, judge(s) {', '.join(self.judges)}, {self.n_queries} queries x 3 tiers x {self.reps} reps, "
+            f"prompt digest {self.prompt_digest[:12]}; tiers as {src['repo']} {src['path'].rsplit('/', 1)[-1]} @ {src['commit'][:7]}")
+
+@patch
+def _view(self: JudgeValidity) -> tuple:
+    return (self._title(), self._tables(), [f"FLAG {f}" for f in self.flags()] + self.notes() + [self.cost_line()], 2)
+
+# %% ../nbs/11_judge.ipynb #9f8c0d07
+@patch
+def to_text(self: JudgeValidity) -> str:
+    "The tiers, the ordering and gaps, the agreement between judges, the cost, and flags."
+    lines = [self._title()]
+    for caption, df, align in self._tables(): lines += ["", caption, text_table(df, 2, align)]
+    return "\n".join(lines + [""] + [f"FLAG {f}" for f in self.flags()] + [f"note: {n}" for n in self.notes()] + [f"cost: {self.cost_line()}"])
+
+@patch
+def to_json(self: JudgeValidity) -> str:
+    "Settings, source, tiers, ordering and gaps, agreement, tokens, flags and notes, and the per-query means, as JSON."
+    obj = {"dataset": self.dataset, "judges": self.judges, "reps": self.reps, "queries": self.n_queries, "prompt_digest": self.prompt_digest,
+           "source": VALIDITY_SOURCE, "ok": self.ok, "tiers": self.tiers().to_dict("records"), "ordering": self.ordering().to_dict("records"),
+           "agreement": self.agreement().to_dict("records"), "tokens": self.tokens().to_dict("records"), "cost": self.cost_line(),
+           "flags": self.flags(), "notes": self.notes(), "per_query": self.per_query().to_dict("records")}
+    return json.dumps(json_ready(obj), indent=2, ensure_ascii=False)
+
+# %% ../nbs/11_judge.ipynb #a9b348d2
+def judge_validity(domains: dict, # the loaded domains whose reference answers build the tiers, {name: Domain}
+                   *,
+                   client: LLMClient | None = None, # the judge (None: an LLMClient from the environment)
+                   second_client: LLMClient | None = None, # a second judge, for the agreement between judges (None: none)
+                   queries: int = 10, # the first `queries` queries of each domain (the authors' 10)
+                   qids=None, # these query ids instead
+                   reps: int = 3, # judgings of each tier answer by each judge (the authors' 3)
+                   concurrency: int = 8, # judgings at once
+                   prompt_dir=None, # a folder whose judge.md replaces the packaged judge prompt
+                   tries: int = 3, # tries of one judging while the replies are not valid
+                   n_resamples: int = 2000, # bootstrap resamples of the intervals
+                   seed: int = 42, # the bootstrap's seed
+                  ) -> JudgeValidity:
+    "Judge the authors' three tiers (reference, truncated, off-topic) of each chosen query `reps` times with one or two judges."
+    for name, v in (("reps", reps), ("concurrency", concurrency), ("tries", tries), ("n_resamples", n_resamples)): check_int(v, name)
+    if not domains: raise BrightproError("no domain to build tiers from")
+    answers, skipped = validity_answers(domains, queries=queries, qids=qids)
+    template, own = load_judge_prompt(prompt_dir), client is None
+    client = client if client is not None else LLMClient()
+    try:
+        first = client.model or "judge"
+        clients = {first: client} | ({(second_client.model if second_client.model != first else f"{first} (2)"): second_client} if second_client is not None else {})
+        tasks = [{**a, "rep": r} for a in answers for r in range(1, reps + 1)]
+        lines = _judge_validity_tasks(tasks, clients, template=template, tries=tries, concurrency=concurrency)
+    finally:
+        if own: client.close()
+    return JudgeValidity(dataset=str(next(iter(domains.values())).source.dataset), judges={k: c.model for k, c in clients.items()}, reps=reps,
+                         prompt_digest=text_digest(template), lines=lines, skipped=skipped, prices=(client.price_in, client.price_out),
+                         n_resamples=n_resamples, seed=seed)
