@@ -8,7 +8,7 @@ Docs: https://brightpro.github.io/brightpro/queries.html.md"""
 from __future__ import annotations
 import json, time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .core import BrightproError, atomic_write, check_int, check_writable_file, json_digest, one_line, progress, text_digest

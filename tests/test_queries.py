@@ -8,9 +8,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from brightpro.core import BrightproError, file_digest
-from brightpro.data import DataError, apply_query_file, bright_query_mapping, load_domain, load_domains, read_query_file
+from brightpro.data import DataError, bright_query_mapping, load_domain, load_domains, read_query_file
 from brightpro.llm import LLMClient
-from brightpro.queries import BRIGHT_REASON, generate_queries
+from brightpro.queries import generate_queries
 from brightpro.retrieve import retrieve
 from brightpro.runs import read_trec_run
 from brightpro.scripted_llm import error_reply, text_reply
