@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import __version__
 from .core import DOMAINS, ASPECT_MAPS, BrightproError, check_ks, parse_domains
-from .data import describe_dataset, load_domains, validation_report
+from .data import describe_dataset, bright_query_mapping, load_domains, validation_report
 from .synth import STYLES, synth_dataset
 from .recipes import models as recipe_models
 from .retrievers import RETRIEVER_FORMS, check_options
@@ -20,6 +20,7 @@ from .compare import evaluate_and_compare
 from .llm import LLMClient
 from .agent import run_agent
 from .judge import judge_run, judge_validity
+from .queries import generate_queries
 from .agentic import agentic_eval
 from .traces import dataset_differs, run_dataset, run_domains
 from .report import build_report
@@ -27,7 +28,8 @@ from .report import build_report
 # %% auto #0
 __all__ = ['add_dataset_options', 'subcommand', 'add_data_command', 'parse_options', 'add_retrieve_command',
            'add_evaluate_command', 'add_llm_options', 'llm_client', 'add_agent_command', 'add_validity_options',
-           'add_judge_commands', 'add_report_command', 'add_models_command', 'build_parser', 'main']
+           'add_judge_commands', 'add_report_command', 'add_models_command', 'add_queries_command', 'build_parser',
+           'main']
 
 # %% ../nbs/13_cli.ipynb #0d0e293b
 def add_dataset_options(p: argparse.ArgumentParser, domain_default="all", static: bool = True):
@@ -102,7 +104,7 @@ def _retrieve(args) -> int:
     options = parse_options(args.option)
     if args.retriever: check_options(args.retriever, options)   # a bad name or option fails before any data is read
     domains = load_domains(args.domain, args.dataset, revision=args.revision, benchmark=args.benchmark, long=args.long,
-                           queries=args.queries)   # the data, resolved once
+                           queries=args.queries, bright_dataset=args.bright_dataset)   # the data, resolved once
     retrieve(domains, args.retriever, top=args.top, out=args.out, force=args.force, cache_dir=args.cache_dir, options=options,
              jobs=args.jobs, echo=lambda line: print(line, flush=True), shard=args.shard)
     return 0
@@ -116,7 +118,9 @@ def add_retrieve_command(sub):
     p.add_argument("--top", type=int, default=1000, help="documents kept per query (default 1000, as the authors)")
     p.add_argument("--out", default="runs", help="output folder (default runs/)")
     p.add_argument("--force", action="store_true", help="rerun domains whose run is up to date")
-    p.add_argument("--queries", default="examples", help="query config: examples, or a BRIGHT reasoning config such as gpt4_reason (with --benchmark bright)")
+    p.add_argument("--queries", default="examples", help="examples (default), a BRIGHT reasoning config such as gpt4_reason (on Bright-Pro: "
+                   "mapped from BRIGHT by query id), or a query file (.json, .jsonl, .tsv of qid -> text; `brightpro queries generate` writes one)")
+    p.add_argument("--bright-dataset", default=None, help="with a reasoning config on Bright-Pro: BRIGHT's copy ('sample', 'hub' or a folder; default: sample for the sample, else hub)")
     p.add_argument("--long", action="store_true", help="BRIGHT long documents")
     p.add_argument("--cache-dir", default=None, help="where BM25 indexes and embeddings are cached (default $BRIGHTPRO_CACHE or ~/.cache/brightpro)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="a retriever option, e.g. k1=1.2, device=cuda, batch_size=128 (repeatable)")
@@ -358,14 +362,47 @@ def add_models_command(sub):
     p.add_argument("--benchmark", choices=("bright-pro", "bright"), default=None, help="only this benchmark's recipes (default both)")
     p.add_argument("--json", action="store_true", help="print JSON: one object per model and benchmark")
 
+# %% ../nbs/13_cli.ipynb #423021ad
+def _queries_generate(args) -> int:
+    client = llm_client(args, Path(args.out).parent)
+    if client is None: raise BrightproError("queries generate needs an LLM: give --llm-base-url and --llm-model (or set BRIGHTPRO_LLM_MODEL)")
+    domains = load_domains(args.domain, args.dataset, revision=args.revision, benchmark=args.benchmark)
+    try: print(generate_queries(domains, client, out=args.out, prompt=args.prompt, concurrency=args.concurrency).to_text())
+    except KeyboardInterrupt: _interrupted()
+    return 0
+
+def _queries_map(args) -> int:
+    mapping = bright_query_mapping(load_domains(args.domain, args.dataset, revision=args.revision), args.queries, bright_dataset=args.bright_dataset)
+    print(mapping.to_json() if args.json else mapping.to_text())
+    return 0
+
+def add_queries_command(sub):
+    "The `queries` subcommand: generate, map."
+    p = sub.add_parser("queries", help="reasoning queries: generate them with an LLM, or map BRIGHT's onto Bright-Pro",
+                       description="Write a query file that `retrieve --queries FILE` reads, or list how BRIGHT's reasoning queries map onto Bright-Pro.")
+    qsub = p.add_subparsers(dest="queries_command", required=True, metavar="{generate,map}")
+    g = subcommand(qsub, "generate", _queries_generate, "ask an LLM for a new text of every query (BRIGHT's reasoning prompt by default)",
+                   "Send each query through BRIGHT's reasoning prompt (or --prompt FILE with {query}) and write --out FILE.jsonl "
+                   "and FILE.meta.json. Replies are cached: a stopped run resumes, a repeated one sends nothing.", dataset_options=dict())
+    g.add_argument("--out", required=True, help="the query file to write (.jsonl)")
+    g.add_argument("--prompt", default=None, help="a prompt file whose text, with {query}, is the user message (default: BRIGHT's reason.py prompt)")
+    add_llm_options(g)
+    m = subcommand(qsub, "map", _queries_map, "how a BRIGHT reasoning config maps onto Bright-Pro's queries by id",
+                   "Per domain: Bright-Pro's queries mapped, missing in BRIGHT, whose text differs from BRIGHT's, and BRIGHT's ids Bright-Pro dropped.",
+                   dataset_options=dict(static=False))
+    m.add_argument("--queries", default="gpt4_reason", help="the BRIGHT reasoning config (default gpt4_reason)")
+    m.add_argument("--bright-dataset", default=None, help="BRIGHT's copy: 'sample', 'hub' or a folder (default: sample for the sample, else hub)")
+    m.add_argument("--revision", default=None, help="Bright-Pro's hub revision")
+    m.add_argument("--json", action="store_true", help="print the ids of each status as JSON")
+
 # %% ../nbs/13_cli.ipynb #d6550ce5
 def build_parser() -> argparse.ArgumentParser:
     "The `brightpro` parser with every subcommand."
     parser = argparse.ArgumentParser(prog="brightpro", description="Run, evaluate and report on the Bright-Pro and BRIGHT benchmarks.")
     parser.add_argument("--version", action="version", version=f"brightpro {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{data,retrieve,evaluate,agent,judge,agentic-eval,report,models}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{data,retrieve,evaluate,agent,judge,agentic-eval,report,models,queries}")
     for add in (add_data_command, add_retrieve_command, add_evaluate_command, add_agent_command, add_judge_commands,
-                add_report_command, add_models_command): add(sub)
+                add_report_command, add_models_command, add_queries_command): add(sub)
     return parser
 
 def main(argv=None) -> int:

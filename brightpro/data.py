@@ -17,15 +17,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, hasher, hub_offline, package_path, parse_domains
+from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, file_digest, hasher, hub_offline, json_digest, one_line, package_path, parse_domains
 from .render import ResultView, text_table
 
 # %% auto #0
 __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 'ERROR_KINDS', 'WARNING_KINDS',
-           'BRIGHT_QUERY_CONFIGS', 'DataError', 'read_rows', 'Source', 'hub_source', 'resolve_source', 'read_documents',
-           'Problem', 'split_aspect_id', 'check_tables', 'Domain', 'available_domains', 'load_domain', 'load_bright',
-           'load_domains', 'dataset_stats', 'DatasetStats', 'describe_dataset', 'validate_dataset', 'problem_summary',
-           'ValidationReport', 'validation_report']
+           'BRIGHT_QUERY_CONFIGS', 'MAPPING_STATUS', 'DataError', 'read_rows', 'Source', 'hub_source', 'resolve_source',
+           'read_documents', 'Problem', 'split_aspect_id', 'check_tables', 'Domain', 'available_domains', 'load_domain',
+           'load_bright', 'query_source_kind', 'QueryFile', 'read_query_file', 'apply_query_file', 'QueryMapping',
+           'bright_query_mapping', 'load_domains', 'dataset_stats', 'DatasetStats', 'describe_dataset',
+           'validate_dataset', 'problem_summary', 'ValidationReport', 'validation_report']
 
 # %% ../nbs/01_data.ipynb #53940b4a
 BRIGHT_PRO_REPO, BRIGHT_REPO = "yale-nlp/Bright-Pro", "xlangai/BRIGHT"
@@ -571,6 +572,7 @@ class Domain(ResultView):
     source: Source
     documents_config: str = "documents"  # 'documents', or BRIGHT's 'long_documents'
     queries_config: str = "examples"     # 'examples', or one of BRIGHT's reasoning configs ('gpt4_reason', ...)
+    query_source: dict | None = None     # where the texts came from when not the examples: {source, kind, digest, ...}
 
 # %% ../nbs/01_data.ipynb #0f515eda
 def _kept(f):
@@ -596,9 +598,21 @@ def __repr__(self: Domain):
 # %% ../nbs/01_data.ipynb #892b1674
 @patch(as_prop=True)
 def provenance(self: Domain) -> dict:  # noqa: F811 (Source.provenance is another class's)
-    "The source's provenance plus the domain and its documents config."
-    queries = {"queries": self.queries_config} if self.queries_config != "examples" else {}
+    "The source's provenance plus the domain, its documents config and (when not the examples) its query source."
+    queries = {"queries": self.query_source} if self.query_source else {}   # the examples: none, as before
     return {**self.source.provenance, "domain": self.name, "documents": self.documents_config, **queries}
+
+# %% ../nbs/01_data.ipynb #c7e635e4
+def _file_tag(name: str) -> str:
+    "A query file's name as part of a folder name: its stem, each run of other than letters, digits, . _ - made a dash."
+    stem = re.sub(r"\.(jsonl|json|tsv)$", "", re.sub(r"\.gz$", "", name, flags=re.I), flags=re.I)
+    return re.sub(r"[^\w.-]+", "-", stem).strip("-.") or "queries"
+
+@patch(as_prop=True)
+def queries_tag(self: Domain) -> str:
+    "The query source as a run folder names it: 'examples', a config ('gpt4_reason') or a file ('q-<stem>-<digest prefix>')."
+    s = self.query_source or {}
+    return f"q-{_file_tag(s['source'])}-{s['digest'][:8]}" if s.get("kind") == "file" else self.queries_config
 
 # %% ../nbs/01_data.ipynb #0b40977b
 @patch(as_prop=True)
@@ -727,14 +741,252 @@ def load_bright(domain: str, dataset="sample", queries="examples", long=False, r
     _refuse(check_tables(domain, examples, None, benchmark="bright"), source, domain)
     frame = _queries_frame(examples)
     if queries != "examples": frame = _reasoning_queries(frame, source, queries, domain)
-    return Domain(domain, frame, _aspects_frame(None, domain), source, "long_documents" if long else "documents", queries)
+    qs = {"source": queries, "kind": "config", "digest": json_digest(list(zip(frame["id"], frame["query"])))} if queries != "examples" else None
+    return Domain(domain, frame, _aspects_frame(None, domain), source, "long_documents" if long else "documents", queries, qs)
+
+# %% ../nbs/01_data.ipynb #8068e945
+_QUERY_FILES = (".json", ".jsonl", ".tsv")
+
+def _is_query_config(queries) -> bool:
+    "True for a BRIGHT query config name (a file of that name aside)."
+    return isinstance(queries, str) and (queries in BRIGHT_QUERY_CONFIGS or (queries.endswith("_reason") and not Path(queries).is_file()))
+
+def query_source_kind(queries) -> str:
+    "'examples', 'config' (a BRIGHT reasoning config) or 'file' (a query file); a name that is none of them refused."
+    if queries == "examples": return "examples"
+    if _is_query_config(queries): return "config"
+    if isinstance(queries, (str, Path)) and Path(queries).is_file(): return "file"
+    if isinstance(queries, (str, Path)) and (Path(queries).name.lower().removesuffix(".gz").endswith(_QUERY_FILES) or "/" in str(queries)):
+        raise DataError(f"{queries}: no such query file")
+    raise BrightproError(f"unknown query source {queries!r}: 'examples', a BRIGHT reasoning config ({', '.join(BRIGHT_QUERY_CONFIGS[1:])}) "
+                         "or a query file (.json, .jsonl, .tsv)")
+
+# %% ../nbs/01_data.ipynb #6a2d4c62
+@dataclass
+class QueryFile:
+    "Query texts read from a file, each with where it was read (for messages) and the file's digest."
+    path: Path
+    texts: dict   # {(domain or None, qid): text}; a domain only where the file names one
+    where: dict   # {(domain or None, qid): 'file:line' or 'file: entry n'}
+    digest: str   # the file's digest (core.file_digest)
+
+    @property
+    def name(self) -> str: return self.path.name
+
+    @property
+    def domains(self) -> set:
+        "The domains the entries name (empty when none names one)."
+        return {d for d, _ in self.texts} - {None}
+
+def _query_entry(row, where: str) -> tuple:
+    "(domain or None, qid, text) of one JSON row object; a bad row named by `where`."
+    if not isinstance(row, dict): raise DataError(f"{where}: expected an object with id and query, got {type(row).__name__}")
+    qid = row.get("id", row.get("qid"))
+    text = row.get("query", row.get("text"))
+    domain = row.get("domain")
+    if qid is None or text is None: raise DataError(f"{where}: expected fields id and query (or qid and text), got {', '.join(map(str, row)) or 'none'}")
+    return domain, qid, text
+
+# %% ../nbs/01_data.ipynb #da06f766
+def _query_lines(path: Path, name: str):
+    "(where, domain, qid, text) for each entry of a .json, .jsonl or .tsv file (optionally .gz)."
+    opener = gzip.open if name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        if name.endswith((".json", ".json.gz")):
+            data = json.load(f, object_pairs_hook=_no_repeats)
+            if isinstance(data, list):   # rows, as BRIGHT's reason.py writes them
+                yield from ((f"{path}: entry {i}", *_query_entry(r, f"{path}: entry {i}")) for i, r in enumerate(data, 1))
+            elif isinstance(data, dict) and all(isinstance(v, dict) for v in data.values()):   # {domain: {qid: text}}
+                yield from ((f"{path}: {d} query {q}", d, q, t) for d, texts in data.items() for q, t in texts.items())
+            elif isinstance(data, dict): yield from ((f"{path}: query {q}", None, q, t) for q, t in data.items())
+            else: raise DataError(f"{path}: expected a JSON object {{qid: text}} or a list of rows, got {type(data).__name__}")
+            return
+        three = None   # a TSV with the header domain<TAB>qid<TAB>query has three columns, else two
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\r\n")
+            if not line.strip(): continue
+            if name.endswith((".jsonl", ".jsonl.gz")):
+                try: row = json.loads(line)
+                except ValueError as e: raise DataError(f"{path}:{n}: not a JSON object ({e.msg})") from None
+                yield (f"{path}:{n}", *_query_entry(row, f"{path}:{n}")); continue
+            if three is None and line.split("\t")[:2] in (["domain", "qid"], ["domain", "id"]): three = True; continue
+            parts = line.split("\t", 2 if three else 1)
+            if len(parts) < (3 if three else 2):
+                raise DataError(f"{path}:{n}: expected {'domain<TAB>qid<TAB>text' if three else 'qid<TAB>text'}, found no tab")
+            yield (f"{path}:{n}", *(parts if three else [None, *parts]))
+
+def _no_repeats(pairs):
+    "A JSON object's pairs as a dict; a key given twice refused (json.load would keep the last silently)."
+    seen = {}
+    for k, v in pairs:
+        if k in seen: raise DataError(f"key {k!r} appears twice in one JSON object")
+        seen[k] = v
+    return seen
+
+# %% ../nbs/01_data.ipynb #bf651670
+def _checked_entry(where: str, domain, qid, text) -> tuple:
+    "(domain, qid, text) as strings; a qid a run cannot hold, a text that is not a non-empty string, refused."
+    if isinstance(qid, int) and not isinstance(qid, bool): qid = str(qid)
+    if not isinstance(qid, str) or not qid or re.search(r"\s", qid): raise DataError(f"{where}: query id {qid!r} is not a non-empty id without white space")
+    if domain is not None and not isinstance(domain, str): raise DataError(f"{where}: domain {domain!r} is not a string")
+    if not isinstance(text, str) or not text.strip(): raise DataError(f"{where}: query {qid} has {'an empty text' if isinstance(text, str) else 'a text that is not a string'}")
+    return domain, qid, text
+
+def read_query_file(path) -> QueryFile:
+    "The query texts of a .json (`{qid: text}`, `{domain: {qid: text}}` or a list of rows), .jsonl (rows `{domain?, id, query}`) or .tsv (`qid<TAB>text`, or a header `domain<TAB>qid<TAB>query`) file, gzipped or not."
+    path = Path(path)
+    name = path.name.lower()
+    if not name.removesuffix(".gz").endswith(_QUERY_FILES): raise DataError(f"{path}: a query file must end in .json, .jsonl or .tsv (or .gz of those)")
+    texts, where = {}, {}
+    try:
+        for w, *entry in _query_lines(path, name):
+            domain, qid, text = _checked_entry(w, *entry)
+            if (domain, qid) in texts: raise DataError(f"{w}: query {qid}{f' of {domain}' if domain else ''} again (first at {where[domain, qid]})")
+            texts[domain, qid], where[domain, qid] = text, w
+    except DataError as e:
+        raise DataError(str(e) if str(e).startswith(str(path)) else f"{path}: {e}") from None
+    except (OSError, UnicodeDecodeError, ValueError, EOFError) as e:
+        raise DataError(f"{path}: cannot be read ({type(e).__name__}: {one_line(e)})") from None
+    if not texts: raise DataError(f"{path}: holds no queries")
+    if None in {d for d, _ in texts} and len({d for d, _ in texts}) > 1:
+        raise DataError(f"{path}: some entries name a domain and some do not; name one for every entry or for none")
+    return QueryFile(path, texts, where, file_digest(path))
+
+# %% ../nbs/01_data.ipynb #e2977f2b
+def _with_texts(domain: Domain, texts: dict, source: dict, config: str | None = None) -> Domain:
+    "A copy of `domain` whose queries of `texts` ({qid: text}) have those texts, recording `source` ({source, kind, digest, ...})."
+    frame = domain.queries.copy()
+    frame["query"] = [texts.get(q, t) for q, t in zip(frame["id"], frame["query"])]
+    return Domain(domain.name, frame, domain.aspects, domain.source, domain.documents_config, config or domain.queries_config, source)
+
+def apply_query_file(domains: dict, # the loaded domains, {name: Domain}
+                     queries, # a QueryFile or the path of one (see `read_query_file`)
+                    ) -> dict:
+    "The `domains` with their query texts replaced by the file's, by query id; the file must give every query of each domain and no other."
+    qf = queries if isinstance(queries, QueryFile) else read_query_file(queries)
+    if not qf.domains and len(domains) > 1:
+        raise DataError(f"{qf.path}: its entries name no domain and {len(domains)} domains are loaded ({', '.join(domains)}); "
+                        "give each entry a domain (a domain field, or a TSV header domain<TAB>qid<TAB>query) or load one domain")
+    if qf.domains and not qf.domains & set(domains):
+        raise DataError(f"{qf.path}: holds queries of {', '.join(sorted(qf.domains))}, none of the loaded domains ({', '.join(domains)})")
+    out = {}
+    for name, d in domains.items():
+        key = None if not qf.domains else name
+        texts = {q: t for (dom, q), t in qf.texts.items() if dom == key}
+        unknown = [q for q in texts if q not in d.query_text]
+        if unknown:
+            raise DataError(f"{qf.where[key, unknown[0]]}: query {unknown[0]} is not a query of {name} ({d.source.dataset})"
+                            + (f"; {len(unknown) - 1} more such: {', '.join(unknown[1:4])}{' ...' if len(unknown) > 4 else ''}" if len(unknown) > 1 else ""))
+        if missing := [q for q in d.qids if q not in texts]:
+            raise DataError(f"{qf.path}: lacks {len(missing)} of the {len(d.qids)} queries of {name} ({', '.join(missing[:5])}"
+                            f"{' ...' if len(missing) > 5 else ''}); give every query a text, or load only the domains it covers")
+        out[name] = _with_texts(d, texts, {"source": qf.name, "kind": "file", "digest": qf.digest, "path": str(qf.path.resolve())})
+    return out
+
+# %% ../nbs/01_data.ipynb #3cc6bda7
+MAPPING_STATUS = {"mapped": "mapped", "missing": "missing in BRIGHT", "differs": "text differs", "dropped": "dropped by Bright-Pro"}
+
+@dataclass
+class QueryMapping:
+    "A BRIGHT query config mapped onto Bright-Pro's queries by id: per domain the ids mapped, missing in BRIGHT, whose text differs, and dropped."
+    config: str   # the BRIGHT config, e.g. 'gpt4_reason'
+    bright: dict  # the BRIGHT source's provenance
+    ids: dict     # {domain: {status: [qid]}}, status one of MAPPING_STATUS
+    texts: dict   # {domain: {qid: the config's text}} of the mapped ids
+
+    def table(self) -> pd.DataFrame:
+        "One row per domain: Bright-Pro's queries and the count of each status."
+        rows = [{"domain": d, "queries": sum(len(s[k]) for k in ("mapped", "missing", "differs")),
+                 **{MAPPING_STATUS[k]: len(s[k]) for k in MAPPING_STATUS}} for d, s in self.ids.items()]
+        return pd.DataFrame(rows)
+
+    def note(self) -> str | None:
+        "One line when some Bright-Pro queries keep their own text, else None."
+        kept = {d: s["missing"] + s["differs"] for d, s in self.ids.items() if s["missing"] or s["differs"]}
+        if not kept: return None
+        total = sum(len(s["mapped"]) + len(s["missing"]) + len(s["differs"]) for s in self.ids.values())
+        which = "; ".join(f"{d} {', '.join(q[:5])}{' ...' if len(q) > 5 else ''}" for d, q in kept.items())
+        return (f"{self.config}: {sum(map(len, kept.values()))} of {total} Bright-Pro queries keep their own text (BRIGHT lacks "
+                f"their id or has another text: {which}); `brightpro queries map` lists them")
+
+    def to_text(self) -> str:
+        "The table, then the ids of each status but 'mapped'."
+        lines = [text_table(self.table(), align="l" + "r" * (len(MAPPING_STATUS) + 1))]
+        for d, s in self.ids.items():
+            lines += [f"{d}: {MAPPING_STATUS[k]}: {', '.join(s[k])}" for k in ("missing", "differs", "dropped") if s[k]]
+        return "\n".join(lines)
+
+    def to_json(self) -> str:
+        "The config, the BRIGHT source and the ids of each status, per domain."
+        return json.dumps({"config": self.config, "bright": self.bright, "ids": self.ids}, indent=1)
+
+# %% ../nbs/01_data.ipynb #1dacbf6e
+def _config_texts(source: Source, config: str, domain: str) -> dict[str, str]:
+    "{qid: query text} of one config of a BRIGHT source."
+    table = _require_fields(source, config, domain, source.table(config, domain, columns=["id", "query"]), ("id", "query"))
+    return {str(r["id"]): r["query"] for r in table.to_pylist()}
+
+def _same_text(a, b) -> bool: return isinstance(a, str) and isinstance(b, str) and a.split() == b.split()
+
+def bright_query_mapping(domains: dict, # loaded Bright-Pro domains, {name: Domain}
+                         config: str = "gpt4_reason", # a BRIGHT reasoning config (BRIGHT_QUERY_CONFIGS)
+                         *,
+                         bright_dataset=None, # BRIGHT's copy: 'sample', 'hub' or a folder (default: 'sample' for the sample, else 'hub')
+                         revision=None, # BRIGHT's hub revision
+                        ) -> QueryMapping:
+    "Map BRIGHT's `config` texts onto Bright-Pro's queries by id; an id BRIGHT lacks, or whose BRIGHT `examples` text differs from Bright-Pro's (white space aside), is not mapped."
+    if config == "examples" or not _is_query_config(config):
+        raise BrightproError(f"unknown BRIGHT query config {config!r}; choose from {', '.join(BRIGHT_QUERY_CONFIGS[1:])}")
+    if not domains or any(d.benchmark != "brightpro" for d in domains.values()):
+        raise BrightproError("bright_query_mapping maps BRIGHT's queries onto loaded Bright-Pro domains; BRIGHT loads its own configs (benchmark='bright')")
+    if bright_dataset is None: bright_dataset = "sample" if next(iter(domains.values())).source.dataset == "sample" else "hub"
+    source = resolve_source(bright_dataset, "bright", revision, configs=("examples", config), domains=list(domains))
+    ids, texts = {}, {}
+    for name, d in domains.items():
+        plain, reason = _config_texts(source, "examples", name), _config_texts(source, config, name)
+        s = ids[name] = {k: [] for k in MAPPING_STATUS}
+        for q in d.qids:
+            status = "missing" if q not in plain or q not in reason else "mapped" if _same_text(plain[q], d.query_text[q]) else "differs"
+            s[status].append(q)
+        s["dropped"] = [q for q in plain if q not in d.query_text]
+        texts[name] = {q: reason[q] for q in s["mapped"]}
+    prov = {k: v for k, v in source.provenance.items() if k != "path" or source.dataset not in ("sample", "hub")}
+    return QueryMapping(config, prov, ids, texts)
+
+# %% ../nbs/01_data.ipynb #9ee0ded8
+@patch
+def apply(self: QueryMapping, domains: dict) -> dict:
+    "The Bright-Pro `domains` with the mapped queries' texts replaced; the others keep their own, and the source records which."
+    out = {}
+    for name, d in domains.items():
+        new = _with_texts(d, self.texts[name], {}, self.config)
+        kept = self.ids[name]["missing"] + self.ids[name]["differs"]
+        new.query_source = {"source": self.config, "kind": "bright", "digest": json_digest(list(new.query_text.items())),
+                            "bright": {k: self.bright.get(k) for k in ("dataset", "commit")}, "mapped": len(self.texts[name]), "kept": kept}
+        out[name] = new
+    return out
 
 # %% ../nbs/01_data.ipynb #929736f9
-def load_domains(domains="all", dataset="sample", revision=None, benchmark="brightpro", long=False, queries="examples") -> dict[str, Domain]:
-    "Several domains by name ('all', 'a,b' or a list), keyed by domain; BRIGHT also takes a reasoning `queries` config and `long=True` (long documents)."
-    if benchmark != "bright" and (long or queries != "examples"):
-        raise BrightproError(f"queries={queries!r} and long={long!r}: reasoning queries and long documents are BRIGHT's; pass benchmark='bright'")
-    if benchmark == "bright" and (long or queries != "examples"):  # each fetches its own configs from the hub
+def load_domains(domains="all", # 'all', 'a,b' or a list of domain names
+                 dataset="sample", # 'sample', 'hub' or a local folder
+                 revision=None, # hub revision
+                 benchmark="brightpro", # 'brightpro' or 'bright'
+                 long=False, # BRIGHT's long documents
+                 queries="examples", # 'examples', a BRIGHT reasoning config (on Bright-Pro: mapped from BRIGHT by query id) or a query file
+                 bright_dataset=None, # Bright-Pro with a reasoning config: BRIGHT's copy ('sample', 'hub' or a folder; default as `dataset`)
+                ) -> dict[str, Domain]:
+    "Several domains by name, keyed by domain, with their queries from `queries`; BRIGHT also takes `long=True` (long documents)."
+    kind = query_source_kind(queries)
+    if benchmark != "bright" and long: raise BrightproError(f"long={long!r}: long documents are BRIGHT's; pass benchmark='bright'")
+    if bright_dataset is not None and not (kind == "config" and benchmark == "brightpro"):
+        raise BrightproError("bright_dataset is where Bright-Pro's reasoning queries come from; give it with benchmark='brightpro' and a reasoning config")
+    if kind == "file": return apply_query_file(load_domains(domains, dataset, revision, benchmark, long), queries)
+    if kind == "config" and benchmark == "brightpro":
+        loaded = load_domains(domains, dataset, revision, benchmark)
+        mapping = bright_query_mapping(loaded, queries, bright_dataset=bright_dataset)
+        if note := mapping.note(): print(f"brightpro: note: {note}", file=sys.stderr)
+        return mapping.apply(loaded)
+    if benchmark == "bright" and (long or kind == "config"):  # each fetches its own configs from the hub
         return {d: load_bright(d, dataset=dataset, queries=queries, long=long, revision=revision) for d in parse_domains(domains)}
     source = resolve_source(dataset, benchmark, revision, domains=domains)
     names = parse_domains(domains) if dataset == "hub" else parse_domains(domains, source.domains() or DOMAINS)

@@ -28,7 +28,7 @@ __all__ = ['run_slug', 'stable_ranking', 'file_record', 'write_run_files', 'quer
 
 # %% ../nbs/06_retrieve.ipynb #e8ab61be
 def run_slug(retriever: str, benchmark: str = "brightpro", queries: str = "examples", long: bool = False) -> str:
-    "The folder name of a run: the retriever, marked with the benchmark, query config and document set when not the defaults."
+    "The folder name of a run: the retriever, marked with the benchmark, query source (`Domain.queries_tag`) and document set when not the defaults."
     slug = retriever_slug(retriever)
     if benchmark == "bright": slug = f"bright-{slug}"
     if queries != "examples": slug += f"-{queries}"
@@ -118,7 +118,7 @@ def _retriever_and_options(retriever, options):
     return retriever, check_options(retriever, options)
 
 def _slug(name: str, domain: Domain) -> str:
-    return run_slug(name, domain.benchmark, domain.queries_config, domain.documents_config == "long_documents")
+    return run_slug(name, domain.benchmark, domain.queries_tag, domain.documents_config == "long_documents")   # the query source names the folder
 
 def retrieve_domain(domain: Domain, # a loaded domain
                     retriever: str | Retriever = "bm25-bright", # a retriever name (see `RETRIEVER_FORMS`) or an instance
@@ -189,7 +189,7 @@ def _check_domains(domains) -> dict:
     "The loaded domains, {name: Domain}, all of one benchmark and configs (they share a run folder)."
     if not isinstance(domains, dict) or not domains or not all(isinstance(d, Domain) for d in domains.values()):
         raise BrightproError(f"domains must be the loaded domains {{name: Domain}} (load_domains gives them), got {type(domains).__name__}")
-    if len({(d.benchmark, d.queries_config, d.documents_config) for d in domains.values()}) > 1:
+    if len({(d.benchmark, d.queries_tag, d.documents_config) for d in domains.values()}) > 1:
         raise BrightproError("the domains mix benchmarks or configs; retrieve each kind separately (they go to different run folders)")
     return domains
 
