@@ -4,7 +4,6 @@ re-implementation of their agentic_retrieval/scripts_evaluation/alpha_ndcg.py (s
 table as brightpro's own traces, and the rounds' diagnostics and power table on hand-computed cases."""
 import json, math, random, re
 from statistics import NormalDist
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,7 +11,7 @@ import pytest
 
 from brightpro.core import DOMAINS, BrightproError, package_path
 from brightpro.data import load_domains
-from brightpro.traces import read_authors_file, authors_trace, write_authors_runs
+from brightpro.traces import read_authors_file, authors_trace, run_meta
 from brightpro.agentic import (agentic_eval, agentic_eval_authors, round_diagnostics, resolvable_difference, power_table)
 from conftest import run_cli
 
@@ -241,3 +240,14 @@ def test_power_table_hand_cases():
         assert abs(resolvable_difference(d, n, resamples=20000) / (1.96 * d.std() / math.sqrt(n)) - 1) < 0.05
     t = power_table({"x": d, "y": d + 1.0})
     assert list(t["resolved"]) == [False, True] and list(t["queries"]) == [200, 200]
+
+
+def test_cli_authors_folder_out(tmp_path):
+    "agentic-eval --format authors on a folder, with --out: the run folders `judge` reads, and JSON with the power table."
+    folder = tmp_path/"fix"; folder.mkdir()
+    for s in (0, 1): synthetic_file(folder/f"r{s}.jsonl", s)
+    r = run_cli("agentic-eval", folder, "--format", "authors", "--dataset", "sample", "--domain", "biology", "--out", tmp_path/"runs", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [s["retriever"] for s in out["summary"]] == ["r0", "r1"] and out["power"][0]["comparison"] == "alpha_ndcg@15: r1 - r0"
+    assert run_meta(tmp_path/"runs"/"r1")["retriever"]["name"] == "r1" and (tmp_path/"runs"/"r1"/"biology"/"traces.jsonl").is_file()
