@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/agentic.html.md"""
 
 # %% ../nbs/11a_agentic.ipynb #2dceda80
 from __future__ import annotations
-import json, math, re
+import json, math, re, tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,17 +15,19 @@ import numpy as np
 import pandas as pd
 from fastcore.basics import patch
 
-from .core import BrightproError, check_alpha, check_aspect_map, check_ks, json_ready, nan_mean
-from .render import ResultView
-from .data import Domain
+from .core import BrightproError, check_alpha, check_aspect_map, check_int, check_ks, json_ready, nan_mean
+from .render import ResultView, text_table
+from .data import Domain, load_domains
 from .runs import Run
 from .metrics import domain_judgements, score_judgements
 from .traces import (domain_traces, domains_in_run, judgement_key, fresh_judgements, read_judgements, rep_summary, round_union,
-                              omitted_aspects, run_meta, seen_docs, table_lines, trace_R, trace_answers)
+                              omitted_aspects, run_domains, run_meta, seen_docs, table_lines, trace_R, trace_answers, write_authors_runs)
 
 # %% auto #0
-__all__ = ['AER_GAMMA', 'CITATION_COLUMNS', 'ANSWER_COLUMNS', 'aer', 'micro_mean', 'macro_mean', 'cited_ids', 'citation_stats',
-           'cumulative_alpha_ndcg', 'union_scores', 'AgenticEvaluation', 'agentic_eval']
+__all__ = ['AER_GAMMA', 'CITATION_COLUMNS', 'DIAGNOSTIC_COLUMNS', 'POWER_NS', 'ANSWER_COLUMNS', 'SUMMARY_COLUMNS', 'aer',
+           'micro_mean', 'macro_mean', 'cited_ids', 'citation_stats', 'cumulative_alpha_ndcg', 'union_scores',
+           'query_drift', 'round_diagnostics', 'trace_diagnostics', 'diagnostics_by_round', 'resolvable_difference',
+           'power_table', 'AgenticEvaluation', 'agentic_eval', 'AuthorsEvaluation', 'agentic_eval_authors']
 
 # %% ../nbs/11a_agentic.ipynb #25b580de
 AER_GAMMA = 0.05
@@ -109,6 +111,91 @@ def union_scores(traces: list[dict], J, k=25) -> pd.DataFrame:
     for name in [f"{m}@{kk}" for m in ("ndcg", "recall") for kk in ks]: frame[name] = _column(traces, scores, name)
     return frame
 
+# %% ../nbs/11a_agentic.ipynb #5ea74bb0
+_WORD = re.compile(r"\w+")
+
+def query_drift(query: str | None, question: str) -> float:
+    "1 - the Jaccard overlap of the lower-cased word sets of a search query and the question (ours); NaN without a query."
+    if not isinstance(query, str) or not query.strip(): return float("nan")
+    a, b = set(_WORD.findall(query.lower())), set(_WORD.findall((question or "").lower()))
+    return 1.0 - len(a & b) / len(a | b) if a | b else float("nan")
+
+def round_diagnostics(trace: dict, # a trace (its rounds are read)
+                      question: str, # the query's text
+                      aspect_of: dict, # {docid: aspect} of the query's own aspects
+                      weights: dict, # {aspect: normalised weight}
+                     ) -> list[dict]:
+    "Per round of one trace: docs ranked, share new, coverage so far and gained, searches, repeated searches, drift."
+    seen, covered, asked, rows, before = set(), set(), set(), [], 0.0
+    for r in sorted(trace.get("rounds") or [], key=lambda r: r.get("round", 0)):
+        docs = list(dict.fromkeys(str(d) for d in r.get("docids") or []))
+        new = sum(d not in seen for d in docs)
+        seen.update(docs)
+        covered |= {aspect_of[d] for d in docs if d in aspect_of}
+        coverage = float(sum(weights.get(a, 0.0) for a in covered))
+        queries = [s.get("query") for s in r.get("searches") or []] or [r.get("query")]
+        words = [" ".join(_WORD.findall(q.lower())) for q in queries if isinstance(q, str) and q.strip()]
+        repeated = 0
+        for w in words: repeated += w in asked; asked.add(w)
+        rows.append({"qid": trace.get("qid"), "round": int(r.get("round", 0)), "docs": len(docs), "new_share": new / len(docs) if docs else float("nan"),
+                     "coverage": coverage, "coverage_gain": coverage - before, "searches": len(words), "repeated": repeated,
+                     "drift": nan_mean([query_drift(q, question) for q in queries])})
+        before = coverage
+    return rows
+
+# %% ../nbs/11a_agentic.ipynb #79023378
+DIAGNOSTIC_COLUMNS = ("docs", "new_share", "coverage", "coverage_gain", "searches", "repeated", "drift")
+
+def trace_diagnostics(traces: list[dict], dom: Domain) -> pd.DataFrame:
+    "`round_diagnostics` of every trace of one domain (the per-query aspect map and weights), one row per (qid, round)."
+    amap, texts = dom.doc_aspects("per-query"), dom.query_text
+    rows = [row for t in traces for row in round_diagnostics(t, texts.get(t["qid"], ""), amap.get(t["qid"], {}), dom.aspect_weights.get(t["qid"], {}))]
+    frame = pd.DataFrame(rows, columns=["qid", "round", *DIAGNOSTIC_COLUMNS])
+    frame.insert(0, "domain", dom.name)
+    return frame
+
+def diagnostics_by_round(frame: pd.DataFrame) -> pd.DataFrame:
+    "Per round: the traces that reached it and the mean of each diagnostic over them."
+    if not len(frame): return pd.DataFrame(columns=["round", "queries", *DIAGNOSTIC_COLUMNS])
+    out = frame.groupby("round")[list(DIAGNOSTIC_COLUMNS)].mean().reset_index()
+    out.insert(1, "queries", frame.groupby("round").size().to_numpy())
+    return out
+
+# %% ../nbs/11a_agentic.ipynb #c2b701f7
+POWER_NS = (25, 50, 100, 175)
+
+def resolvable_difference(diffs, # the observed per-query differences (NaN left out)
+                          n: int | None = None, # queries (default: as many as observed)
+                          *,
+                          confidence: float = 0.95, # the interval's level
+                          resamples: int = 2000, # bootstrap resamples
+                          seed: int = 0, # the resampling seed
+                         ) -> float:
+    "The half-width of the paired-bootstrap interval of the mean of `n` differences: the smallest mean difference resolved."
+    d = np.asarray(diffs, np.float64)
+    d = d[~np.isnan(d)]
+    if len(d) < 2: return float("nan")
+    n = len(d) if n is None else check_int(n, "n")
+    means = d[np.random.default_rng(seed).integers(0, len(d), size=(check_int(resamples, "resamples"), n))].mean(1)
+    lo, hi = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float((hi - lo) / 2)
+
+# %% ../nbs/11a_agentic.ipynb #62d409cf
+def power_table(diffs: dict, # {comparison: per-query differences}
+                ns=POWER_NS, # the numbers of queries to tabulate
+                **kwargs, # resolvable_difference's confidence, resamples, seed
+               ) -> pd.DataFrame:
+    "Per comparison: queries, mean difference, sd, whether it is resolved, and the smallest resolvable difference at each n."
+    rows = []
+    for name, values in diffs.items():
+        d = np.asarray(values, np.float64)
+        d = d[~np.isnan(d)]
+        half = resolvable_difference(d, **kwargs)
+        rows.append({"comparison": name, "queries": len(d), "mean_diff": float(d.mean()) if len(d) else float("nan"),
+                     "sd": float(d.std()) if len(d) else float("nan"), "resolved": bool(abs(d.mean()) > half) if len(d) > 1 else False,
+                     **{f"n={n}": resolvable_difference(d, n, **kwargs) for n in ns}})
+    return pd.DataFrame(rows, columns=["comparison", "queries", "mean_diff", "sd", "resolved", *[f"n={n}" for n in ns]])
+
 # %% ../nbs/11a_agentic.ipynb #59646868
 @dataclass(eq=False, kw_only=True)
 class AgenticEvaluation(ResultView):
@@ -121,6 +208,7 @@ class AgenticEvaluation(ResultView):
     counts: dict # {domain: {traces, queries, failed, unknown, broken_lines, answers, judged_answers, answered, judged, R_distribution, stale_judgements, omitted_aspects}}
     meta: dict # the settings: dataset, k, alpha, aspect map, protocol, policy, rounds, retriever, model, correlations
     notes: list # what was left out or not computed, one sentence each
+    diagnostics: pd.DataFrame | None = None # with `diagnostics=True`: per round, diagnostics_by_round over every domain's traces
 
     def __repr__(self): return f"AgenticEvaluation({self.run!r}, domains={list(self.domain_means)}, queries={len(self.per_query)})"
 
@@ -265,6 +353,7 @@ def agentic_eval(run_dir, # an agent run folder (its judgements are read where t
                  k=25, # cut-off(s) of agentic nDCG and Recall: an int, a list or '10,25'
                  alpha: float = 0.5, # alpha-nDCG's redundancy penalty, in [0, 1]
                  aspect_map: str = "harness", # the doc-to-aspect map of alpha-nDCG: 'harness' or 'per-query'
+                 diagnostics: bool = False, # add the rounds' diagnostics (share of new docs, coverage gained, repeats, drift)
                 ) -> AgenticEvaluation:
     "Evaluate the traces (and judgements) of a run folder: retrieval per round, citations, RC/OQ/AER, tokens and cost."
     run_dir, ks, alpha, aspect_map = Path(run_dir), check_ks(k), check_alpha(alpha), check_aspect_map(aspect_map)
@@ -277,8 +366,12 @@ def agentic_eval(run_dir, # an agent run folder (its judgements are read where t
             "overall": {"retrieval": "mean of the domain means", "answers": "mean over all queries (micro-average)"},
             "correlation": {d: _correlation(pas[d]) for d in names}}
     judged = bool(pa["reps"].sum()) if len(pa) else False
+    diag = None
+    if diagnostics:
+        ok = {d: [t for t in domain_traces(run_dir, d)[0] if t.get("status", "ok") == "ok" and t["qid"] in set(domains[d].qids)] for d in names}
+        diag = diagnostics_by_round(pd.concat([trace_diagnostics(ok[d], domains[d]) for d in names], ignore_index=True))
     return AgenticEvaluation(run=run_dir.name, per_query=pq, per_answer=pa, domain_means={d: _means(pqs[d], pas[d], ks) for d in names},
-                             overall=_overall(pqs, pq, pa, ks), counts=counts, meta=meta, notes=_eval_notes(counts, bad_R, meta, judged))
+                             overall=_overall(pqs, pq, pa, ks), counts=counts, meta=meta, notes=_eval_notes(counts, bad_R, meta, judged), diagnostics=diag)
 
 # %% ../nbs/11a_agentic.ipynb #1672c2cf
 @patch
@@ -303,13 +396,16 @@ def to_text(self: AgenticEvaluation) -> str:
     lines += ["", "per query"] + table_lines(rows, [("tokens", "tokens", 0), ("cost $", "cost")])
     for d, c in m["correlation"].items():
         if c["pearson"] is not None: lines.append(f"{d}: cited coverage vs RC over {c['answers']} answers: Pearson {c['pearson']:.3f}, Spearman {c['spearman']:.3f}")
+    if self.diagnostics is not None:
+        lines += ["", "per round (diagnostics, ours: share of new docs, weighted aspect coverage gained, repeated searches, drift from the question)",
+                  text_table(self.diagnostics, align="r" * self.diagnostics.shape[1])]
     return "\n".join(lines + [""] + [f"note: {n}" for n in self.notes])
 
 @patch
 def to_json(self: AgenticEvaluation) -> str:
     "The evaluation as JSON: settings, per domain (counts and metrics), overall, notes."
     obj = {"run": self.run, **self.meta, "domains": {d: {"counts": self.counts[d], "metrics": self.domain_means[d]} for d in self.domain_means},
-           "overall": self.overall, "notes": self.notes}
+           "overall": self.overall, "notes": self.notes, **({"diagnostics": self.diagnostics.to_dict("records")} if self.diagnostics is not None else {})}
     return json.dumps(json_ready(obj), indent=2, ensure_ascii=False)
 
 # %% ../nbs/11a_agentic.ipynb #f40f989a
@@ -325,3 +421,92 @@ def _view(self: AgenticEvaluation) -> tuple:
     title = (f"Agentic evaluation of {self.run}: protocol {m['protocol'] or '-'}, policy {m['policy'] or '-'}, "
              f"retriever {m['retriever'] or '-'}, alpha {m['alpha']}")
     return title, [(None, pd.DataFrame(rows), "lrr" + "r" * len(cols))], list(self.notes)
+
+# %% ../nbs/11a_agentic.ipynb #f261fa8f
+@dataclass(eq=False, kw_only=True)
+class AuthorsEvaluation(ResultView):
+    "The agentic evaluation of the authors' released traces: per retriever, the power of the comparisons and the rounds' diagnostics."
+    source: str # the file or folder read
+    runs: dict # {retriever: AgenticEvaluation}
+    summary: pd.DataFrame # per retriever: queries, failed, alpha-nDCG@5/10/15, R, OQ, AER, tokens
+    power: pd.DataFrame # power_table of each retriever against the baseline
+    diagnostics: pd.DataFrame # per retriever and round: diagnostics_by_round
+    meta: dict # dataset, k, alpha, aspect map, baseline, out
+    notes: list # what was left out, one sentence each
+
+    def __repr__(self): return f"AuthorsEvaluation({self.source!r}, runs={list(self.runs)})"
+
+# %% ../nbs/11a_agentic.ipynb #b8fd4561
+SUMMARY_COLUMNS = ("alpha_ndcg@5", "alpha_ndcg@10", "alpha_ndcg@15", "R", "oq", "aer", "tokens")
+
+def _paired(a: pd.DataFrame, b: pd.DataFrame, col: str) -> np.ndarray:
+    "Per-query differences b - a of `col` over the queries both evaluated."
+    both = a[["domain", "qid", col]].merge(b[["domain", "qid", col]], on=["domain", "qid"]).dropna()
+    return (both[f"{col}_y"] - both[f"{col}_x"]).to_numpy(np.float64)
+
+def _authors_power(runs: dict, baseline: str) -> pd.DataFrame:
+    base = runs[baseline].per_query
+    diffs = {f"{c}: {name} - {baseline}": _paired(base, ev.per_query, c) for c in ("alpha_ndcg@15", "aer") for name, ev in runs.items()
+             if name != baseline and ev.per_query[c].notna().any() and base[c].notna().any()}
+    return power_table(diffs)
+
+# %% ../nbs/11a_agentic.ipynb #7952f81c
+def agentic_eval_authors(path, # a jsonl of the authors' layout, or a folder of them (one per retriever)
+                         dataset="hub", # the dataset the traces were made on: 'hub', 'sample' or a folder
+                         *,
+                         domains=None, # the domains to evaluate: names ('biology,economics'), loaded {name: Domain}, or None (all)
+                         out=None, # where to write the converted run folders (None: a temporary folder)
+                         k=25, # cut-off(s) of agentic nDCG and Recall
+                         alpha: float = 0.5, # alpha-nDCG's redundancy penalty
+                         aspect_map: str = "harness", # 'harness' (as the authors' alpha_ndcg.py) or 'per-query'
+                         baseline: str | None = None, # the retriever the others are compared with (default: the first file)
+                        ) -> AuthorsEvaluation:
+    "Evaluate the authors' released agent traces as brightpro's own: per retriever, a power table and per-round diagnostics."
+    if not isinstance(domains, dict): domains = load_domains(domains or "all", dataset)
+    provenance = next(iter(domains.values())).source.provenance
+    with tempfile.TemporaryDirectory() as tmp:
+        folders = write_authors_runs(path, out if out is not None else tmp, provenance)
+        if baseline is not None and baseline not in folders: raise BrightproError(f"baseline {baseline!r} is none of the files ({', '.join(folders)})")
+        runs, notes = {}, []
+        for name, folder in folders.items():
+            mine = {d: domains[d] for d in run_domains(folder) if d in domains}
+            if not mine: notes.append(f"{name}: no traces of the domains evaluated: left out"); continue
+            runs[name] = agentic_eval(folder, mine, k=k, alpha=alpha, aspect_map=aspect_map, diagnostics=True)
+    if not runs: raise BrightproError(f"{path}: no traces of {', '.join(domains)}")
+    base = baseline or next(iter(runs))
+    summary = pd.DataFrame([{"retriever": n, "queries": sum(c["queries"] for c in ev.counts.values()), "failed": sum(c["failed"] for c in ev.counts.values()),
+                             **{c: ev.overall.get(c) for c in SUMMARY_COLUMNS}} for n, ev in runs.items()])
+    diagnostics = pd.concat([ev.diagnostics.assign(retriever=n)[["retriever", *ev.diagnostics.columns]] for n, ev in runs.items()], ignore_index=True)
+    notes += [f"{n}: {note}" for n, ev in runs.items() for note in ev.notes[1:]]
+    meta = {"dataset": str(next(iter(domains.values())).source.dataset), "k": check_ks(k), "alpha": alpha, "aspect_map": aspect_map,
+            "baseline": base, "out": None if out is None else str(out)}
+    return AuthorsEvaluation(source=str(path), runs=runs, summary=summary, power=_authors_power(runs, base), diagnostics=diagnostics, meta=meta, notes=notes)
+
+# %% ../nbs/11a_agentic.ipynb #228e3f2b
+@patch
+def to_text(self: AuthorsEvaluation) -> str:
+    "The summary per retriever, the power table, the rounds' diagnostics and the notes."
+    m = self.meta
+    lines = [f"authors' traces: {self.source}   dataset: {m['dataset']}   alpha: {m['alpha']}   aspect map: {m['aspect_map']}   retrievers: {len(self.runs)}"]
+    lines += ["", "per retriever (retrieval: mean of domain means; OQ, AER, tokens: mean over queries)",
+              text_table(self.summary, align="l" + "r" * (self.summary.shape[1] - 1))]
+    if len(self.power):
+        lines += ["", f"smallest mean difference resolvable at 95% (paired bootstrap, ours), against {m['baseline']}",
+                  text_table(self.power, align="l" + "r" * (self.power.shape[1] - 1))]
+    lines += ["", "per round (diagnostics, ours: share of new docs, weighted aspect coverage gained, repeated searches, drift from the question)",
+              text_table(self.diagnostics, align="l" + "r" * (self.diagnostics.shape[1] - 1))]
+    if m["out"]: lines += ["", f"run folders in {m['out']}: `brightpro judge {m['out']}/<retriever>` re-judges the answers"]
+    return "\n".join(lines + [f"note: {n}" for n in self.notes])
+
+@patch
+def to_json(self: AuthorsEvaluation) -> str:
+    "Settings, the summary, the power table, the diagnostics, each run's evaluation and the notes, as JSON."
+    obj = {"source": self.source, **self.meta, "summary": self.summary.to_dict("records"), "power": self.power.to_dict("records"),
+           "diagnostics": self.diagnostics.to_dict("records"), "runs": {n: json.loads(ev.to_json()) for n, ev in self.runs.items()}, "notes": self.notes}
+    return json.dumps(json_ready(obj), indent=2, ensure_ascii=False)
+
+@patch
+def _view(self: AuthorsEvaluation) -> tuple:
+    tables = [("per retriever", self.summary, "l" + "r" * (self.summary.shape[1] - 1))]
+    if len(self.power): tables.append((f"smallest resolvable difference against {self.meta['baseline']}", self.power, "l" + "r" * (self.power.shape[1] - 1)))
+    return f"The authors' traces: {Path(self.source).name}", tables, list(self.notes)

@@ -21,7 +21,7 @@ from .llm import LLMClient
 from .agent import run_agent
 from .judge import judge_run, judge_validity
 from .queries import generate_queries
-from .agentic import agentic_eval
+from .agentic import agentic_eval, agentic_eval_authors
 from .traces import dataset_differs, run_dataset, run_domains
 from .report import build_report
 
@@ -295,7 +295,10 @@ def _judge(args) -> int:
     return 0
 
 def _agentic_eval(args) -> int:
-    result = agentic_eval(args.run_dir, _run_domains(args), k=args.k, alpha=args.alpha, aspect_map=args.aspect_map)
+    if args.format == "authors":   # the authors' released traces: a jsonl per retriever (their agentic_eval_outputs/)
+        result = agentic_eval_authors(args.run_dir, args.dataset or "hub", domains=args.domain, out=args.out, k=args.k, alpha=args.alpha,
+                                      aspect_map=args.aspect_map, baseline=args.baseline)
+    else: result = agentic_eval(args.run_dir, _run_domains(args), k=args.k, alpha=args.alpha, aspect_map=args.aspect_map, diagnostics=args.diagnostics)
     print(result.to_json() if args.json else result.to_text())
     return 0
 
@@ -318,6 +321,11 @@ def add_judge_commands(sub):
     e.add_argument("--alpha", type=float, default=0.5)
     e.add_argument("--aspect-map", choices=ASPECT_MAPS, default="harness")
     e.add_argument("--json", action="store_true", help="print JSON")
+    e.add_argument("--diagnostics", action="store_true", help="per round: share of new docs, aspect coverage gained, repeated searches, drift (ours)")
+    e.add_argument("--format", choices=("brightpro", "authors"), default="brightpro",
+                   help="authors: RUN_DIR is a jsonl of the authors' released traces or a folder of them (one per retriever)")
+    e.add_argument("--out", default=None, help="with --format authors: write the converted run folders here (then `brightpro judge OUT/<retriever>`)")
+    e.add_argument("--baseline", default=None, help="with --format authors: the retriever the power table compares with (default: the first file)")
 
 # %% ../nbs/13_cli.ipynb #cb6866f6
 def _report(args) -> int:

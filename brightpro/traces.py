@@ -6,21 +6,22 @@ Docs: https://brightpro.github.io/brightpro/traces.html.md"""
 
 # %% ../nbs/09c_traces.ipynb #3e1b7c92
 from __future__ import annotations
-import json, os, threading
+import json, os, re, threading
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .core import DOMAINS, BrightproError, atomic_write, one_line, text_digest
+from .core import DOMAINS, BrightproError, atomic_write, file_digest, one_line, text_digest
 from .render import format_cell, text_table
 
 # %% auto #0
-__all__ = ['TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE', 'read_jsonl', 'check_trace', 'check_judgement', 'read_checked',
-           'run_meta', 'run_domains', 'domains_in_run', 'run_dataset', 'dataset_label', 'dataset_differs',
-           'domain_traces', 'read_judgements', 'trace_answers', 'round_union', 'seen_docs', 'trace_R', 'read_traces',
-           'cut_torn_line', 'JsonlWriter', 'sort_traces', 'judgement_key', 'merge_judgements', 'fresh_judgements',
-           'rep_summary', 'table_lines', 'omitted_aspects']
+__all__ = ['TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE', 'AUTHORS_OK', 'read_jsonl', 'check_trace', 'check_judgement',
+           'read_checked', 'run_meta', 'run_domains', 'domains_in_run', 'run_dataset', 'dataset_label',
+           'dataset_differs', 'domain_traces', 'read_judgements', 'trace_answers', 'round_union', 'seen_docs',
+           'trace_R', 'read_traces', 'cut_torn_line', 'JsonlWriter', 'sort_traces', 'judgement_key', 'merge_judgements',
+           'fresh_judgements', 'rep_summary', 'table_lines', 'omitted_aspects', 'authors_docids', 'authors_searches',
+           'authors_trace', 'read_authors_file', 'authors_files', 'write_authors_runs']
 
 # %% ../nbs/09c_traces.ipynb #c356c8b2
 TRACES_FILE, JUDGEMENTS_FILE, META_FILE = "traces.jsonl", "judgements.jsonl", "meta.json"
@@ -314,3 +315,140 @@ def omitted_aspects(lines: list[dict], dom) -> int:
     n = dom.aspects["qid"].astype(str).value_counts().to_dict()
     return sum(j.get("status") == "ok" and any(f"a{i}" not in (j.get("aspect_scores") or {}) for i in range(1, n.get(str(j["qid"]), 0) + 1))
                for j in lines)
+
+# %% ../nbs/09c_traces.ipynb #67181d97
+_DOCID_TEXT = re.compile(r'"docid"\s*:\s*(?:"([^"]+)"|(\d+))')
+
+def authors_docids(item: dict) -> list[str]:
+    "The doc ids of one `tool_result` of the authors' layout: its `docids`, else parsed from its `output`."
+    if isinstance(item.get("docids"), list): return [str(d) for d in item["docids"] if d is not None]
+    out = item.get("output")
+    if isinstance(out, str):
+        try: out = json.loads(out)
+        except ValueError: return [a or b for a, b in _DOCID_TEXT.findall(out)]
+    if isinstance(out, list): return [str(h["docid"]) for h in out if isinstance(h, dict) and h.get("docid") is not None]
+    return []
+
+# %% ../nbs/09c_traces.ipynb #df780ab9
+def _call_query(args) -> str | None:
+    "The `query` of a tool call's arguments (a JSON string or an object)."
+    if isinstance(args, str):
+        try: args = json.loads(args)
+        except ValueError: return args.strip() or None
+    q = args.get("query") if isinstance(args, dict) else None
+    return q if isinstance(q, str) else None
+
+def _int(v) -> int | None: return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+def authors_searches(items: list) -> list[dict]:
+    "Each search of a `result` list, in order: {round, query, docids, error}."
+    results = "tool_result" if any(isinstance(i, dict) and i.get("type") == "tool_result" for i in items) else "tool_call"
+    calls, last, out = {}, (None, None), []
+    for it in items:
+        if not isinstance(it, dict): continue
+        if it.get("type") == "tool_call":
+            last = (_int(it.get("round")), _call_query(it.get("arguments")))
+            if it.get("call_id") is not None: calls[it["call_id"]] = last
+        if it.get("type") != results or (results == "tool_call" and "output" not in it): continue
+        if it.get("tool_name") not in (None, "search") and not isinstance(it.get("docids"), list): continue
+        call_round, query = calls.get(it.get("call_id"), last)
+        rnd = _int(it.get("round")) or call_round or max([s["round"] for s in out], default=0) + 1
+        text = it.get("output") if isinstance(it.get("output"), str) else ""
+        out.append({"round": rnd, "query": query or _call_query(it.get("arguments")), "docids": authors_docids(it),
+                    "error": one_line(text, 200) if text.startswith("Error") else None})
+    return out
+
+# %% ../nbs/09c_traces.ipynb #c7ed905e
+AUTHORS_OK = ("completed", "incomplete")
+_ANSWER_ROUND = re.compile(r"final_answer_round_(\d+)")
+_AUTHORS_FIELDS = {"task": "text", "query_id": "text|integer", "result": "list", "status": "text|null", "usage": "object|null",
+                   "retrieved_round_count": "integer|null", "retrieved_documents_id": "list|null", "metadata": "object|null"}
+
+def _text(out) -> str | None:
+    if isinstance(out, list): out = "\n".join(str(x) for x in out if x is not None)
+    return out if isinstance(out, str) else None
+
+def _authors_answers(items: list) -> tuple[dict, str | None]:
+    "{round: answer} of the fixed-round answers, and the last adaptive answer."
+    fixed, final = {}, None
+    for it in items:
+        kind = it.get("type") or ""
+        if m := _ANSWER_ROUND.fullmatch(kind): fixed[int(m.group(1))] = _text(it.get("output"))
+        elif kind == "final_answer" and _int(it.get("round")): fixed[it["round"]] = _text(it.get("output"))
+        elif kind in ("final_answer", "output_text"): final = _text(it.get("output"))
+    return fixed, final
+
+# %% ../nbs/09c_traces.ipynb #dfa01144
+def _authors_rounds(searches: list[dict]) -> list[dict]:
+    "Rounds as brightpro's traces hold them: the last search of a round that returned doc ids is its ranking."
+    rounds = []
+    for r in sorted({s["round"] for s in searches}):
+        mine = [s for s in searches if s["round"] == r]
+        last = next((s for s in reversed(mine) if s["docids"]), mine[-1])
+        rounds.append({"round": r, "query": last["query"], "docids": list(last["docids"]), "searches": mine})
+    return rounds
+
+def authors_trace(line: dict, where: str = "a line") -> dict:
+    "One line of the authors' layout as a brightpro trace; a line of another shape is one BrightproError naming `where`."
+    why = ("not a JSON object" if not isinstance(line, dict) else _first_error(line, _AUTHORS_FIELDS, ("task", "query_id", "result"))
+           or _items_error(line, "result", {"type": "text|null"}))
+    if why: raise BrightproError(f"{where}: {why} (the authors' layout: agentic_eval_outputs/README.md of yale-nlp/Bright-Pro)")
+    items, usage, status = line["result"], line.get("usage") or {}, line.get("status") or "completed"
+    rounds, (fixed, final) = _authors_rounds(authors_searches(items)), _authors_answers(items)
+    tokens = {"prompt": usage.get("input_tokens"), "completion": usage.get("output_tokens")} if usage else None
+    R = _int(line.get("retrieved_round_count"))
+    return {"qid": str(line["query_id"]), "domain": line["task"], "protocol": "fixed" if fixed else "adaptive", "policy": "llm",
+            "rounds": rounds, "answers": [{"round": r, "answer": fixed[r]} for r in sorted(fixed)] if fixed else None,
+            "answer": fixed[max(fixed)] if fixed else final, "R": R if R is not None else sum(bool(r["docids"]) for r in rounds),
+            "status": "ok" if status in AUTHORS_OK else status, "tokens": tokens, "cost": None,
+            "source": {"format": "authors", "status": status, "model": (line.get("metadata") or {}).get("model"),
+                       "retrieved_documents": len(line.get("retrieved_documents_id") or [])}}
+
+# %% ../nbs/09c_traces.ipynb #de2d5b30
+def read_authors_file(path) -> dict[str, list[dict]]:
+    "The traces of one jsonl file of the authors' layout, {domain: [trace]} in file order."
+    path, out = Path(path), {}
+    if not path.is_file(): raise BrightproError(f"{path}: no such file (a jsonl of the authors' agentic_eval_outputs/)")
+    lines, rest = _lines(path)
+    for i, raw in enumerate(lines + [rest], 1):
+        if not raw.strip(): continue
+        where = f"{path}: line {i}"
+        try: obj = json.loads(raw)
+        except ValueError as e: raise BrightproError(f"{where}: not JSON ({one_line(e, 80)}); the layout is one JSON object per line") from None
+        t = authors_trace(obj, where)
+        if why := check_trace(t): raise BrightproError(f"{where}: {why}")
+        out.setdefault(t["domain"], []).append(t)
+    return out
+
+def authors_files(path) -> list[Path]:
+    "The jsonl files of the authors' layout at `path`: the file itself, or the *.jsonl of a folder (one per retriever), by name."
+    path = Path(path)
+    if path.is_file(): return [path]
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else []
+    if not files: raise BrightproError(f"{path}: no jsonl file of the authors' layout here (a file, or a folder of <retriever>.jsonl)")
+    return files
+
+# %% ../nbs/09c_traces.ipynb #361f14ee
+def write_authors_runs(path, # a jsonl of the authors' layout, or a folder of them (one per retriever)
+                       out, # the folder to write one run folder per file into
+                       dataset: dict | None = None, # the provenance of the dataset the runs are evaluated on (recorded in meta.json)
+                      ) -> dict[str, Path]:
+    "Write each file of the authors' layout as a brightpro run folder `<out>/<file stem>`; {retriever: run folder}."
+    runs = {}
+    for f in authors_files(path):
+        by_domain, run = read_authors_file(f), Path(out)/f.stem
+        order = {d: i for i, d in enumerate(DOMAINS)}
+        names = sorted(by_domain, key=lambda d: (order.get(d, len(order)), d))
+        first = by_domain[names[0]][0] if names else {}
+        meta = {"format": "authors", "source": {"file": str(f), "digest": file_digest(f)}, "protocol": first.get("protocol"),
+                "rounds": max((len(t["answers"] or []) for ts in by_domain.values() for t in ts), default=0) or None,
+                "policy": "llm", "retriever": {"name": f.stem, "metadata": {}}, "model": {"name": (first.get("source") or {}).get("model")},
+                "domains": names, "qids": {d: [t["qid"] for t in by_domain[d]] for d in names}, **({"dataset": dataset} if dataset else {})}
+        for d in names:
+            text = "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in by_domain[d])
+            target = run/d/TRACES_FILE
+            if not target.is_file() or target.read_text(encoding="utf-8") != text:
+                with atomic_write(target) as fh: fh.write(text)
+        with atomic_write(run/META_FILE) as fh: fh.write(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
+        runs[f.stem] = run
+    return runs
