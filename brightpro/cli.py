@@ -22,14 +22,15 @@ from .agent import run_agent
 from .judge import judge_run, judge_validity
 from .queries import generate_queries
 from .agentic import agentic_eval, agentic_eval_authors
+from .rerank import RERANKER_FORMS, rerank
 from .traces import dataset_differs, run_dataset, run_domains
 from .report import build_report
 
 # %% auto #0
 __all__ = ['add_dataset_options', 'subcommand', 'add_data_command', 'parse_options', 'add_retrieve_command',
            'add_evaluate_command', 'add_llm_options', 'llm_client', 'add_agent_command', 'add_validity_options',
-           'add_judge_commands', 'add_report_command', 'add_models_command', 'add_queries_command', 'build_parser',
-           'main']
+           'add_judge_commands', 'add_report_command', 'add_models_command', 'add_rerank_command',
+           'add_queries_command', 'build_parser', 'main']
 
 # %% ../nbs/13_cli.ipynb #0d0e293b
 def add_dataset_options(p: argparse.ArgumentParser, domain_default="all", static: bool = True):
@@ -370,6 +371,44 @@ def add_models_command(sub):
     p.add_argument("--benchmark", choices=("bright-pro", "bright"), default=None, help="only this benchmark's recipes (default both)")
     p.add_argument("--json", action="store_true", help="print JSON: one object per model and benchmark")
 
+# %% ../nbs/13_cli.ipynb #4032c8bb
+def _rerank(args) -> int:
+    kind, _, model = args.reranker.partition(":")
+    if kind == "llm" and not args.llm_model: args.llm_model = model   # the spec names the model
+    options = ({"window": args.window, "step": args.step, "max_words": args.max_words} if kind == "llm" else
+               {"batch_size": args.batch_size, "max_length": args.max_length, "device": args.device})
+    client = llm_client(args, args.out) if kind == "llm" else None
+    domains = load_domains(args.domain, args.dataset, revision=args.revision, benchmark=args.benchmark)
+    result = rerank(domains, args.run, args.reranker, client=client, depth=args.depth, out=args.out, force=args.force,
+                    diversity=args.diversity, lam=args.lam, similarity=args.similarity, top=args.top, cache_dir=args.cache_dir,
+                    options=options, echo=lambda line: print(line, flush=True))
+    print(f"reranked run: {result.folder}")
+    return 0
+
+def add_rerank_command(sub):
+    "The `rerank` subcommand."
+    p = subcommand(sub, "rerank", _rerank, "rerank a run's top documents with a cross-encoder or an LLM; writes a run per domain",
+                   "Rerank the top --depth documents of each query of a run (the rest keep their first-stage order) and write "
+                   "<out>/<run>+<reranker>/<domain>.trec, .score.json and .meta.json. Domains up to date are skipped unless --force.",
+                   dataset_options=dict())
+    p.add_argument("--run", required=True, help="a run file or folder evaluate reads, or a retriever name (retrieved first into --out)")
+    p.add_argument("--reranker", required=True, help=f"one of: {', '.join(RERANKER_FORMS)}")
+    p.add_argument("--depth", type=int, default=100, help="documents reranked per query (default 100)")
+    p.add_argument("--out", default="runs", help="output folder (default runs/)")
+    p.add_argument("--force", action="store_true", help="rerank domains whose run is up to date")
+    p.add_argument("--window", type=int, default=20, help="llm: passages per prompt (default 20)")
+    p.add_argument("--step", type=int, default=10, help="llm: how far each window moves up (default 10)")
+    p.add_argument("--max-words", type=int, default=None, help="llm: cut each passage to its first words (default: whole, as BRIGHT)")
+    p.add_argument("--batch-size", type=int, default=8, help="cross-encoder: pairs per batch (default 8, as BRIGHT)")
+    p.add_argument("--max-length", type=int, default=None, help="cross-encoder: the pair's window in tokens (default: the model's)")
+    p.add_argument("--device", default=None, help="cross-encoder: e.g. cuda")
+    p.add_argument("--diversity", choices=("mmr",), default=None, help="reorder the reranked top with MMR (ours, not the papers')")
+    p.add_argument("--lambda", dest="lam", type=float, default=0.7, help="MMR's weight of relevance against novelty (default 0.7)")
+    p.add_argument("--similarity", default="terms", help="MMR's document similarity: terms (default) or dense:<model>")
+    p.add_argument("--top", type=int, default=1000, help="documents a retriever name keeps (default 1000)")
+    p.add_argument("--cache-dir", default=None, help="where a retriever's index is cached")
+    add_llm_options(p)
+
 # %% ../nbs/13_cli.ipynb #423021ad
 def _queries_generate(args) -> int:
     client = llm_client(args, Path(args.out).parent)
@@ -408,8 +447,8 @@ def build_parser() -> argparse.ArgumentParser:
     "The `brightpro` parser with every subcommand."
     parser = argparse.ArgumentParser(prog="brightpro", description="Run, evaluate and report on the Bright-Pro and BRIGHT benchmarks.")
     parser.add_argument("--version", action="version", version=f"brightpro {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{data,retrieve,evaluate,agent,judge,agentic-eval,report,models,queries}")
-    for add in (add_data_command, add_retrieve_command, add_evaluate_command, add_agent_command, add_judge_commands,
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{data,retrieve,rerank,evaluate,agent,judge,agentic-eval,report,models,queries}")
+    for add in (add_data_command, add_retrieve_command, add_rerank_command, add_evaluate_command, add_agent_command, add_judge_commands,
                 add_report_command, add_models_command, add_queries_command): add(sub)
     return parser
 
