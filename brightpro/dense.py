@@ -339,7 +339,7 @@ class Dense(Retriever):
 @patch(as_prop=True)
 def model(self: Dense):
     "The loaded model; a recipe outside its environment stops here first (unless `outside_environment`)."
-    if self.recipe and self.recipe.library == "openai":   # served by an API only (Endpoint has its own model)
+    if self.recipe and self.recipe.library in ("openai", "api"):   # served by an API only (Endpoint has its own model)
         raise BrightproError(f"{self.model_name!r} is served by an API, not loaded: use the retriever 'api:{self.model_name}' with its base_url")
     if self.recipe and self.environment is None: self.environment = check_environment(self.recipe, self.outside_environment)
     if self.encoder == "instruction_excluded":

@@ -152,7 +152,8 @@ def _post(self: LocalEmbeddingServer, h):
     if not h.path.rstrip("/").endswith("/embeddings"): return _send(h, 404, {"error": {"message": f"no route {h.path}"}})
     try: req = json.loads(body); texts = [req["input"]] if isinstance(req["input"], str) else list(req["input"])
     except (ValueError, KeyError, TypeError): return _send(h, 400, {"error": {"message": "expected a JSON body with input"}})
-    with self._lock: self.requests.append({"model": req.get("model"), "texts": len(texts)}); fault = self.faults.pop(0) if self.faults else None
+    fields = {k: v for k, v in req.items() if k not in ("model", "input", "encoding_format")}
+    with self._lock: self.requests.append({"model": req.get("model"), "texts": len(texts), **fields}); fault = self.faults.pop(0) if self.faults else None
     time.sleep(self.delay)
     if fault == "drop":
         h.close_connection = True
@@ -221,6 +222,7 @@ class Endpoint(Dense):
                          batch_size=batch_size, normalize=normalize, cache_dir=cache_dir, chunk=chunk, doc_block=doc_block, recipe=recipe,
                          benchmark=benchmark, long=long)
         self.harness = OPENAI_HARNESS if self.recipe and self.recipe.library == "openai" else None
+        self.api_fields = dict(self.recipe.api_fields) if self.recipe else {}   # the provider's role fields (input_type, task_type)
         self.batch_size = int(batch_size or (self.harness or {}).get("batch_size") or 64)   # a GPU's batch is not an endpoint's
         self.concurrency, self.dimensions, self.timeout, self.max_retries = concurrency, dimensions, float(timeout), max_retries
         self.price_per_million = price_per_million
@@ -244,7 +246,7 @@ def settings(self: Endpoint) -> dict:
     return {"model": f"api:{self.model_name}", "query_instruction": self.query_instruction, "doc_instruction": self.doc_instruction,
             "query_max_length": self.query_max_length if self.harness else None, "doc_max_length": self.doc_max_length if self.harness else None,
             "normalize": self.normalize, "dimensions": self.dimensions, "recipe": r and f"{r.model} ({r.benchmark})",
-            "text": "the authors' OpenAI harness" if self.harness else "as given"}
+            "text": "the authors' OpenAI harness" if self.harness else "as given", **({"api_fields": self.api_fields} if self.api_fields else {})}
 
 # %% ../nbs/05e_endpoint.ipynb #b177ab61
 @patch(as_prop=True)
@@ -287,6 +289,7 @@ def _request(self: Endpoint, texts: list[str], rows: tuple[int, int], role: str 
     "The checked float32 vectors of `texts` (rows `rows` of this call), one request (and its retries)."
     import openai
     extra = {"dimensions": self.dimensions} if self.dimensions else {}
+    if self.api_fields.get(role): extra["extra_body"] = self.api_fields[role]   # fields of the provider's API, e.g. input_type
     for attempt in range(self.max_retries + 1):
         if attempt: time.sleep(min(0.5 * 2 ** (attempt - 1), 8.0))
         try: raw = self.client.embeddings.with_raw_response.create(model=self.model_name, input=texts, encoding_format="float", **extra)

@@ -42,7 +42,7 @@ class Recipe:
     doc_instruction_long: str | None = None
     per_domain: dict = field(default_factory=dict)  # domain -> (query, doc, query_long, doc_long) where they differ
     encoder: str = "prompt"                     # 'prompt', 'query_document' (encode_query/encode_document), 'instruction_excluded' (the model's own encode(instruction=...))
-    library: str = "sentence-transformers"      # what loads the model: 'sentence-transformers', 'gritlm', 'transformers', or 'openai' (an API, `api:<model>`)
+    library: str = "sentence-transformers"      # what loads the model: 'sentence-transformers', 'gritlm', 'transformers'; an API (`api:<model>`): 'openai', or 'api' (another provider)
     pooling: str = "checkpoint"                 # 'checkpoint' (the model's own), 'lasttoken', 'mean', 'cls'
     pooling_include_prompt: bool = True         # False: the instruction's tokens are left out of the pooled mean
     dtype: str = "float32"                      # 'float32', 'bfloat16' or 'auto' (the checkpoint's own)
@@ -51,6 +51,7 @@ class Recipe:
     padding_side: str | None = None             # 'left' where a last-token pooled model runs batches
     trust_remote_code: bool = False
     batch_size: int | None = None               # the harness's default batch
+    api_fields: dict = field(default_factory=dict)  # an API model's own request fields per role: {'query': {...}, 'document': {...}}
     environment: dict = field(default_factory=dict)  # package -> version the recipe is known to reproduce in
     published: tuple = ()                       # ({'metric', 'scope', 'value', 'source', 'second_hand'}, ...)
     source: str = ""                            # repository@commit: files
@@ -190,7 +191,12 @@ _BGE_SPLITS = _split(("Represent this Math problem for searching relevant exampl
 # %% ../nbs/05c_recipes.ipynb #910bad84
 def _br(model: str, folder: str, **kw) -> Recipe:
     "A BRIGHT recipe read from `configs/<folder>/` and `retrievers.py`."
-    return Recipe(model, "bright", environment=dict(BRIGHT_ENV), source=f"{BRIGHT_REPO}: configs/{folder}/<domain>.json, retrievers.py, requirements.txt", **kw)
+    kw = {"environment": dict(BRIGHT_ENV), **kw}
+    return Recipe(model, "bright", source=f"{BRIGHT_REPO}: configs/{folder}/<domain>.json, retrievers.py, requirements.txt", **kw)
+
+def _roles(field: str, query: str, document: str, **both) -> dict:
+    "An API's request fields for queries and for documents: `field` set to each role's value, `both` sent with either."
+    return {"query": {field: query, **both}, "document": {field: document, **both}}
 
 _LAST = dict(query_instruction=_E5, query_instruction_long=_E5.replace("passages", "documents"), doc_instruction_long="",
              per_domain=_E5_SPLITS, pooling="lasttoken", batch_size=1)
@@ -211,6 +217,15 @@ BRIGHT_RECIPES = [
         query_instruction_long="Represent this {domain} post for searching relevant documents: ", doc_instruction_long="",
         per_domain=_BGE_SPLITS, batch_size=128),
     _br("sentence-transformers/all-mpnet-base-v2", "sbert", query_instruction_long="", doc_instruction_long="", batch_size=128),
+    # the API embedders (retrievers.py: retrieval_openai, retrieval_cohere, retrieval_voyage, retrieval_google): no local environment
+    _br("text-embedding-3-large", "openai", environment={}, library="openai", query_instruction_long="", doc_instruction_long="",
+        query_max_length=6000, doc_max_length=6000, batch_size=1024),
+    _br("embed-english-v3.0", "cohere", environment={}, library="api", query_instruction_long="", doc_instruction_long="", batch_size=96,
+        api_fields=_roles("input_type", "search_query", "search_document")),   # BRIGHT asks 8192 at once; Cohere's API takes 96
+    _br("voyage-large-2-instruct", "voyage", environment={}, library="api", query_instruction_long="", doc_instruction_long="", batch_size=1,
+        api_fields=_roles("input_type", "query", "document")),   # BRIGHT cuts at 16,000 voyage tokens, the API's own window
+    _br("text-embedding-preview-0409", "google", environment={}, library="api", query_instruction_long="", doc_instruction_long="",
+        batch_size=8, api_fields=_roles("task_type", "RETRIEVAL_QUERY", "RETRIEVAL_DOCUMENT", dimensions=768)),   # output_dimensionality 768
 ]
 RECIPES = BRIGHT_PRO_RECIPES + BRIGHT_RECIPES
 

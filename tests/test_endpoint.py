@@ -159,3 +159,30 @@ def test_cli_bad_input_is_one_line(tmp_path):
 def test_an_api_model_asked_of_dense_points_to_api():
     with pytest.raises(BrightproError, match=r"served by an API.*'api:text-embedding-3-large'"):
         Dense("text-embedding-3-large").model
+
+
+# BRIGHT's retrievers.py (xlang-ai/BRIGHT@d99e839): the fields its API embedders send per role
+BRIGHT_API_ROLES = {"embed-english-v3.0": ("input_type", "search_query", "search_document"),
+                    "voyage-large-2-instruct": ("input_type", "query", "document"),
+                    "text-embedding-preview-0409": ("task_type", "RETRIEVAL_QUERY", "RETRIEVAL_DOCUMENT")}
+
+
+@pytest.mark.parametrize("model", sorted(BRIGHT_API_ROLES))
+def test_brights_api_embedders_send_their_role_fields(model, tmp_path):
+    field, query, document = BRIGHT_API_ROLES[model]
+    with LocalEmbeddingServer() as s:
+        r = Endpoint(model, base_url=s.base_url, benchmark="bright", domain="biology", cache_dir=tmp_path)
+        r.index(["a", "b"], ["volcanoes erupt", "glaciers melt"])
+        sent_doc = s.requests[-1]
+        r.search({"q": "why do volcanoes erupt"}, 2)
+        sent_query = s.requests[-1]
+    assert (sent_doc[field], sent_query[field]) == (document, query) and sent_doc["model"] == model
+    assert r.query_instruction == r.doc_instruction == ""                      # BRIGHT's configs have no instruction
+    if model == "text-embedding-preview-0409": assert sent_doc["dimensions"] == sent_query["dimensions"] == 768
+    assert r.metadata()["recipe"]["benchmark"] == "bright"
+
+
+def test_an_endpoint_without_role_fields_sends_none(tmp_path):
+    with LocalEmbeddingServer() as s:
+        Endpoint("toy", base_url=s.base_url, cache_dir=tmp_path).index(["a"], ["volcanoes erupt"])
+    assert set(s.requests[-1]) == {"model", "texts"}

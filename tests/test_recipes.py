@@ -161,6 +161,22 @@ AUTHORS_CONFIGS = {
         (['aops', 'biology', 'earth_science', 'economics', 'leetcode', 'pony', 'psychology', 'robotics', 'stackoverflow', 'sustainable_living', 'theoremqa_questions', 'theoremqa_theorems'],
          {'instructions': {}, 'instructions_long': {}}),
     ],
+    ('bright', 'openai'): [
+        (['aops', 'biology', 'earth_science', 'economics', 'leetcode', 'pony', 'psychology', 'robotics', 'stackoverflow', 'sustainable_living', 'theoremqa_questions', 'theoremqa_theorems'],
+         {'instructions': {}, 'instructions_long': {}}),
+    ],
+    ('bright', 'cohere'): [
+        (['aops', 'biology', 'earth_science', 'economics', 'leetcode', 'pony', 'psychology', 'robotics', 'stackoverflow', 'sustainable_living', 'theoremqa_questions', 'theoremqa_theorems'],
+         {'instructions': {}, 'instructions_long': {}}),
+    ],
+    ('bright', 'voyage'): [
+        (['aops', 'biology', 'earth_science', 'economics', 'leetcode', 'pony', 'psychology', 'robotics', 'stackoverflow', 'sustainable_living', 'theoremqa_questions', 'theoremqa_theorems'],
+         {'instructions': {}, 'instructions_long': {}}),
+    ],
+    ('bright', 'google'): [
+        (['aops', 'biology', 'earth_science', 'economics', 'leetcode', 'pony', 'psychology', 'robotics', 'stackoverflow', 'sustainable_living', 'theoremqa_questions', 'theoremqa_theorems'],
+         {'instructions': {}, 'instructions_long': {}}),
+    ],
 }
 
 # The model each config folder runs, from the same harnesses' retrievers.py (Bright-Pro: the model paths of
@@ -176,6 +192,10 @@ FOLDER_MODEL = {
     ("bright", "qwen"): "Alibaba-NLP/gte-Qwen1.5-7B-instruct", ("bright", "qwen2"): "Alibaba-NLP/gte-Qwen2-7B-instruct",
     ("bright", "grit"): "GritLM/GritLM-7B", ("bright", "inst-l"): "hkunlp/instructor-large", ("bright", "inst-xl"): "hkunlp/instructor-xl",
     ("bright", "bge"): "BAAI/bge-large-en-v1.5", ("bright", "sbert"): "sentence-transformers/all-mpnet-base-v2",
+    # retrieval_openai, retrieval_cohere (model="embed-english-v3.0"), retrieval_voyage ("voyage-large-2-instruct"),
+    # retrieval_google (TextEmbeddingModel "text-embedding-preview-0409")
+    ("bright", "openai"): "text-embedding-3-large", ("bright", "cohere"): "embed-english-v3.0",
+    ("bright", "voyage"): "voyage-large-2-instruct", ("bright", "google"): "text-embedding-preview-0409",
 }
 
 
@@ -205,8 +225,8 @@ def test_every_recipe_equals_the_authors_configs_for_every_domain_and_setting(li
                     expected = None if theirs is None else (theirs.get("query", "").format(task=domain), theirs.get("document", "").format(task=domain))
                     assert _ours(r, domain, setting) == expected, (bench, folder, domain, setting)
                     checked += 1
-    assert checked == 12 * 7 * 2 + 9 * 12 * 2 == 384
-    assert len(listed) == len(FOLDER_MODEL) == 21   # every listed recipe is one of the authors' configs
+    assert checked == 12 * 7 * 2 + 13 * 12 * 2 == 480
+    assert len(listed) == len(FOLDER_MODEL) == 25   # every listed recipe is one of the authors' configs
 
 
 def test_listing_has_the_keys_tools_need(listed):
@@ -238,7 +258,7 @@ def test_models_table_and_json_from_the_cli(capsys):
     text = capsys.readouterr().out
     assert "AQ-MedAI/Diver-Retriever-4B " in text and "59.9 alpha_ndcg@25 (second-hand)" in text and "hkunlp/instructor-large" not in text
     assert main(["models", "--benchmark", "bright", "--json"]) == 0
-    assert len(json.loads(capsys.readouterr().out)) == 9
+    assert len(json.loads(capsys.readouterr().out)) == 13   # nine local models and four API embedders
 
 
 def test_a_run_outside_the_environment_is_refused_with_one_line():
