@@ -24,8 +24,7 @@ from .significance import holm, paired_randomization_test
 from .data import available_domains, load_domains
 from .retrieve import run_slug
 from .retrievers import get_retriever
-from .metrics import parse_measures
-from .results import Layout, ir_measure, prepare_results, results_ready
+from .results import Layout, check_measures, ir_measure, prepare_results, results_ready
 from .tables import TABLE_FORMATS, png_size, read_captions
 
 # %% auto #0
@@ -531,20 +530,11 @@ def _distinct(names: list, what: str):
     slugs = [run_slug(n) for n in names]
     if len(set(slugs)) < len(slugs): raise BrightproError(f"{what} {', '.join(names)} share a folder name; name each once")
 
-def _check_measures(measures, benchmark: str) -> list | None:
-    "The per-query columns of ir_measures-style `measures` (None: the pages' defaults); BRIGHT's refuse the aspect measures."
-    if measures is None or measures == "" or measures == []: return None
-    cols = parse_measures(measures)
-    aspects = [ir_measure(c) for c in cols if c.split("@")[0] in ("alpha_ndcg", "aspect_recall")]
-    if benchmark == "bright" and aspects:
-        raise BrightproError(f"BRIGHT has no aspects, so {', '.join(aspects)} cannot be computed; choose from nDCG, R, P, AP and RR")
-    return cols
-
 def check_report_settings(dataset, domains, *, retrievers, agent, jobs, k_values, alpha, baseline, runs=None, agent_dirs=None,
                           benchmark="brightpro", measures=None) -> dict:
     "The settings of `build_report`, checked: one clear BrightproError for the first bad one."
     if benchmark not in ("brightpro", "bright"): raise BrightproError(f"unknown benchmark {benchmark!r}; use brightpro or bright")
-    measures = _check_measures(measures, benchmark)
+    measures = check_measures(measures, benchmark)
     runs, agent_dirs = parse_named(runs, "run"), parse_named(agent_dirs, "agent run folder")
     names = _names(DEFAULT_RETRIEVERS if retrievers is None and not runs else ("bm25-bright",) if retrievers is None else retrievers)
     if not names and not runs: raise BrightproError("no retriever given: name at least one (e.g. bm25-bright)")
@@ -586,14 +576,14 @@ def _summary_page(layout, s, pages: list, force, echo) -> Page:
     task = page_task("summary", layout, s, ok, force)
     return Page("summary", "up to date") if task is None else build_pages([task], 1, echo)[0]
 
-def unlink_summary(layout, pages: list, nav: list) -> list[str]:
-    "When no summary is built: grey the summary link in the navigation bar of each domain page there is (`nav`: the domains it links); the pages changed."
+def unlink_summary(layout, pages: list) -> list[str]:
+    "When no summary is built: grey the summary link in the navigation bar of each domain page there is; the pages changed."
     changed = []
     for p in pages:
         path = layout.page(p.name)/"report.html"
         if not path.is_file(): continue
         text = path.read_text(encoding="utf-8")
-        new = text.replace(nav_html(p.name, nav), nav_html(p.name, nav, summary=False))
+        new = text.replace('<a href="../summary/report.html">summary</a>', NO_SUMMARY, 1)   # the navigation bar's, at the top
         if new != text:
             with atomic_write(path) as f: f.write(new)
             changed.append(p.name)
@@ -653,7 +643,7 @@ def _build_report(layout: Layout, s: dict, force, cache_dir, echo) -> Report:
     pages = _domain_pages(layout, s, evaluated, force, echo)
     seconds["pages"], t = round(time.time() - t, 3), time.time()
     summary = _summary_page(layout, s, pages, force, echo)
-    if summary.status == "skipped": unlink_summary(layout, pages, [d for d in s["domains"] if results_ready(evaluated[d])])
+    if summary.status == "skipped": unlink_summary(layout, pages)
     seconds["summary"] = round(time.time() - t, 3)
     notes = [f"results of {d} {v}" for d, v in evaluated.items() if v.startswith("rewritten")]
     report = Report(layout.out, s, pages, summary, seconds, notes)

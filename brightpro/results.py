@@ -18,7 +18,7 @@ from .core import (DOMAINS, BrightproError, cache_dir as default_cache_dir, atom
                             file_digest, json_digest, one_line, progress, replace_folder)
 from .data import Domain, load_domains
 from .runs import Run
-from .metrics import MEASURE_NAMES, METRICS
+from .metrics import MEASURE_NAMES, METRICS, parse_measures
 from .evaluate import RUN_FILE_NAMES, evaluate_runs, load_run_for_domains
 from .retrieve import retrieve, run_slug
 from .agent import run_agent, select_qids
@@ -29,9 +29,9 @@ from .traces import domains_in_run
 __all__ = ['RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD', 'IR_NAMES',
            'SAMPLE_RETRIEVERS', 'Layout', 'aspect_ranks', 'query_table', 'prepare_runs', 'domain_runs', 'domain_agents',
            'run_file', 'ExternalRun', 'external_runs', 'adopt_runs', 'adopt_agents', 'data_fingerprint',
-           'results_fingerprint', 'ir_measure', 'result_columns', 'static_results', 'agent_qids', 'agent_done',
-           'prepare_agent', 'agent_results', 'changed_results', 'results_ready', 'write_results', 'Results',
-           'read_results', 'prepare_results', 'sample_results']
+           'results_fingerprint', 'ir_measure', 'result_columns', 'check_measures', 'static_results', 'agent_qids',
+           'agent_done', 'prepare_agent', 'agent_results', 'changed_results', 'results_ready', 'write_results',
+           'Results', 'read_results', 'prepare_results', 'sample_results']
 
 # %% ../nbs/12_results.ipynb #b5eccffa1
 @dataclass(frozen=True)
@@ -226,6 +226,15 @@ def result_columns(benchmark: str, ks, measures=None) -> list[str]:
     "The per-query columns the stage scores: the benchmark's metrics at each of `ks` (BRIGHT: nDCG and Recall, no aspects), nDCG@10, then `measures` (columns, as `parse_measures` gives them)."
     metrics = ("ndcg", "recall") if benchmark == "bright" else METRICS
     return list(dict.fromkeys([f"{m}@{k}" for m in metrics for k in ks] + ["ndcg@10"] + list(measures or [])))
+
+def check_measures(measures, benchmark: str = "brightpro") -> list | None:
+    "The per-query columns of ir_measures-style `measures` (None when none are given); BRIGHT's refuse the aspect measures, in one line."
+    if measures is None or measures == "" or measures == []: return None
+    cols = parse_measures(measures)
+    aspects = [ir_measure(c) for c in cols if c.split("@")[0] in ("alpha_ndcg", "aspect_recall")]
+    if benchmark == "bright" and aspects:
+        raise BrightproError(f"BRIGHT has no aspects, so {', '.join(aspects)} cannot be computed; choose from nDCG, R, P, AP and RR")
+    return cols
 
 def static_results(domain, runs: dict, ks, alpha: float = 0.5, aspect_map: str = "harness", measures=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     "Per-query scores (run, qid, metric@k; with `measures` those columns too) and per-aspect first ranks (run, qid, aspect, ...) of each run in `runs` ({name: run folder or file}) on `domain`."
