@@ -333,7 +333,7 @@ def _report(args) -> int:
     named = [r for r in (args.retrievers or "").split(",") if r.strip()] or (["bm25-bright"] if args.retriever else [])
     retrievers = named + (args.retriever or []) if args.retrievers or args.retriever else None   # None: the library's default
     report = build_report(args.dataset, args.domain, retrievers=retrievers, runs=args.run, agent_dirs=args.agent_dir,
-                          agent=None if args.agent == "none" else args.agent, out=args.out, jobs=args.jobs,
+                          agent=None if args.agent == "none" else args.agent, out=args.out, jobs=args.jobs, benchmark=args.benchmark, measures=args.measures,
                           k_values=check_ks(args.k), alpha=args.alpha, baseline=args.baseline, force=args.force,
                           cache_dir=args.cache_dir, echo=lambda line: print(line, flush=True))
     print(report.to_text())
@@ -349,7 +349,9 @@ def add_report_command(sub):
     p.add_argument("--retriever", action="append", metavar="package.module:Class", help="a retriever class of your own (or any retriever name), added to --retrievers (repeatable)")
     p.add_argument("--run", action="append", metavar="NAME=PATH", help="a run made elsewhere: a run file or a folder of per-domain runs, any format evaluate reads (repeatable)")
     p.add_argument("--agent-dir", action="append", metavar="NAME=DIR", help="an agent run folder of `brightpro agent`, judged or not, any policy (repeatable)")
-    p.add_argument("--agent", choices=("prf", "none"), default="prf", help="the agent rounds in the report: prf (no LLM) or none")
+    p.add_argument("--agent", choices=("prf", "none"), default="default", help="the agent rounds in the report: prf (no LLM) or none (default prf; none with --benchmark bright)")
+    p.add_argument("--benchmark", choices=("brightpro", "bright"), default="brightpro", help="Bright-Pro (default) or original BRIGHT (nDCG@10 with excluded ids; no aspects, no agent)")
+    p.add_argument("--measures", default=None, help="ir_measures-style names, e.g. 'nDCG@10 R@100': the pages' main table and the paper table's metric (the first)")
     p.add_argument("--out", default="reports", help="output folder (default reports/)")
     p.add_argument("--jobs", type=int, default=1, help="domain notebooks run in parallel processes (default 1)")
     p.add_argument("--k", default="5,10,25,50", help="cut-offs of the figures and tables (default 5,10,25,50)")

@@ -24,15 +24,16 @@ from .significance import holm, paired_randomization_test
 from .data import available_domains, load_domains
 from .retrieve import run_slug
 from .retrievers import get_retriever
-from .results import Layout, prepare_results, results_ready
+from .results import Layout, check_measures, ir_measure, prepare_results, results_ready
 from .tables import TABLE_FORMATS, png_size, read_captions
 
 # %% auto #0
-__all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'DEFAULT_RETRIEVERS', 'notebook_digest', 'page_stamp', 'page_digests',
-           'page_changes', 'page_up_to_date', 'analysis_notebook', 'run_notebook', 'notebook_error', 'export_html',
-           'run_styles', 'smallest_p', 'power_note', 'pairwise_beats', 'run_provenance', 'report_command', 'nav_html',
-           'Page', 'build_page', 'build_pages', 'page_task', 'Report', 'page_files', 'file_links', 'files_html',
-           'index_context', 'render_index', 'write_index', 'parse_named', 'check_report_settings', 'build_report']
+__all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY', 'DEFAULT_RETRIEVERS', 'notebook_digest',
+           'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date', 'analysis_notebook', 'run_notebook',
+           'notebook_error', 'export_html', 'run_styles', 'smallest_p', 'power_note', 'pairwise_beats',
+           'run_provenance', 'report_command', 'nav_html', 'Page', 'build_page', 'build_pages', 'page_task', 'Report',
+           'page_files', 'file_links', 'files_html', 'index_context', 'render_index', 'write_index', 'parse_named',
+           'check_report_settings', 'unlink_summary', 'build_report']
 
 # %% ../nbs/12b_report.ipynb #b5eccffa2
 def _source(cell) -> str: return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
@@ -118,9 +119,10 @@ _QUIET = logging.getLogger("brightpro.report.nbconvert")   # nbconvert's notes (
 _QUIET.setLevel(logging.ERROR)
 
 NOTEBOOK_ONLY = "notebook-only"
+BRIGHT_PRO_ONLY = "bright-pro-only"   # sections about aspects: a BRIGHT page (no aspects) leaves them out
 
-def export_html(notebook, html, title: str = "report", nav: str = ""):
-    "Write the (executed) `notebook` as one self-contained HTML page `html`, with the navigation bar `nav` (HTML) on top."
+def export_html(notebook, html, title: str = "report", nav: str = "", drop=()):
+    "Write the (executed) `notebook` as one self-contained HTML page `html`, with the navigation bar `nav` (HTML) on top, without the cells tagged with one of `drop`."
     nbformat = require("nbformat", "report", "brightpro report")
     nbconvert = require("nbconvert", "report", "brightpro report")   # deferred: heavy imports
     # a page reads like a paper's appendix: prose, figures and tables; the code stays in the .ipynb beside it
@@ -128,7 +130,7 @@ def export_html(notebook, html, title: str = "report", nav: str = ""):
                             exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
     # cells tagged `notebook-only` speak to a notebook's reader (how it runs on its own), not to a page's; so does
     # papermill's banner over a failed notebook (the error itself stays)
-    exporter.register_preprocessor(nbconvert.preprocessors.TagRemovePreprocessor(remove_cell_tags={NOTEBOOK_ONLY, "papermill-error-cell-tag"}), enabled=True)
+    exporter.register_preprocessor(nbconvert.preprocessors.TagRemovePreprocessor(remove_cell_tags={NOTEBOOK_ONLY, "papermill-error-cell-tag", *drop}), enabled=True)
     body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4), resources={"metadata": {"name": title}, "bp_nav": nav})
     with atomic_write(html) as f: f.write(body)
 
@@ -180,8 +182,18 @@ def _dataset_words(ds: dict) -> str:
     name = str(ds.get("dataset", "?"))
     return {"sample": "the bundled sample", "hub": "the Hugging Face hub"}.get(name, name)
 
-def run_provenance(name: str, meta: dict | None, domain: str, run_file=None) -> dict:
-    "How run `name` on `domain` was made, from its `.meta.json` (`meta`; None for a run made elsewhere, then `run_file`'s path and digest): the command, version, dataset and revision, model and settings, the run file's digest."
+def _made_elsewhere(name: str, ext: dict) -> dict:
+    "The provenance row of a run or agent run made outside brightpro, from its manifest entry `ext`: where it is and its digest."
+    agent = ext.get("kind") == "agent"
+    where = ext.get("path") if agent else ext.get("file") or ext.get("path")
+    what = f"agent run folder {where} (digest of its traces)" if agent else f"run file {where}"
+    part = f"; ranks {ext['queries']}/{ext['dataset_queries']} queries" if ext.get("queries", 0) < ext.get("dataset_queries", 0) else ""
+    return {"run": f"{name} (agent run)" if agent else name, "command": f"# made outside brightpro: {where}", "brightpro": "-", "dataset": "-",
+            "revision": "-", "model": "-", "settings": f"made outside brightpro: {what}{part}", "digest": ext.get("digest") or "-"}
+
+def run_provenance(name: str, meta: dict | None, domain: str, run_file=None, external: dict | None = None) -> dict:
+    "How run `name` on `domain` was made, from its `.meta.json` (`meta`; None for a run made elsewhere, then `run_file`'s path and digest; `external`, or meta's own, for a run or agent run the report adopted: its path and digest): the command, version, dataset and revision, model and settings, the run file's digest."
+    if (ext := external or (meta or {}).get("external")) is not None: return _made_elsewhere(name, ext)
     if meta is None:
         return {"run": name, "command": f"# made outside brightpro: {run_file}" if run_file else "# made outside brightpro",
                 "brightpro": "-", "dataset": "-", "revision": "-", "model": "-", "settings": "-",
@@ -200,18 +212,33 @@ def run_provenance(name: str, meta: dict | None, domain: str, run_file=None) -> 
             "settings": settings or "-", "digest": ((meta.get("files") or {}).get("trec") or {}).get("blake2b", "-")}
 
 # %% ../nbs/12b_report.ipynb #3042fa28
-def report_command(dataset, domains, runs, *, agent=None, k_values=(5, 10, 25, 50), alpha: float = 0.5, baseline=None) -> str:
-    "The `brightpro report` command line that builds a report of `runs` on `domains` of `dataset` with these settings."
-    parts = ["brightpro report", f"--dataset {shlex.quote(str(dataset))}", f"--domain {','.join(domains)}",
-             f"--retrievers {shlex.quote(','.join(runs))}", f"--agent {agent or 'none'}", f"--k {','.join(map(str, k_values))}",
-             f"--alpha {alpha}"]
-    return " ".join(parts + ([f"--baseline {shlex.quote(baseline)}"] if baseline and baseline != list(runs)[0] else []))
+def report_command(dataset, domains, runs, *,
+                   agent=None, # 'prf' or None
+                   k_values=(5, 10, 25, 50), # the cut-offs
+                   alpha: float = 0.5, # alpha-nDCG's redundancy penalty
+                   baseline=None, # the run the others are tested against
+                   run_paths: dict | None = None, # runs made elsewhere: {name: path}, as `--run NAME=PATH`
+                   agent_dirs: dict | None = None, # agent run folders: {name: folder}, as `--agent-dir NAME=DIR`
+                   benchmark: str = "brightpro", # 'brightpro' or 'bright'
+                   measures=None, # the measures asked for (per-query columns, `parse_measures`' names)
+                  ) -> str:
+    "The `brightpro report` command line that builds a report of the retrievers `runs` and the runs and agent runs made elsewhere on `domains` of `dataset` with these settings."
+    q = lambda x: shlex.quote(str(x))
+    parts = ["brightpro report", f"--dataset {q(dataset)}", *(["--benchmark bright"] if benchmark == "bright" else []), f"--domain {','.join(domains)}",
+             *([f"--retrievers {q(','.join(runs))}"] if runs else []), *[f"--run {q(f'{n}={p}')}" for n, p in (run_paths or {}).items()],
+             *[f"--agent-dir {q(f'{n}={p}')}" for n, p in (agent_dirs or {}).items()], f"--agent {agent or 'none'}",
+             f"--k {','.join(map(str, k_values))}", f"--alpha {alpha}", *([f"--measures {q(' '.join(map(ir_measure, measures)))}"] if measures else [])]
+    first = (list(runs) or list(run_paths or {}) or [None])[0]
+    return " ".join(parts + ([f"--baseline {q(baseline)}"] if baseline and baseline != first else []))
 
-def nav_html(page: str, domains) -> str:
-    "The navigation bar of a report page (`page`: 'summary' or a domain): the index, the summary, the previous and next domain, every domain."
+NO_SUMMARY = '<span class="bp-off" title="no summary: every domain page failed">summary</span>'
+
+def nav_html(page: str, domains, summary: bool = True) -> str:
+    "The navigation bar of a report page (`page`: 'summary' or a domain): the index, the summary (greyed, no link, when there is none), the previous and next domain, every domain."
     domains = list(domains)
     href = lambda d: f"../{d}/report.html"
-    links = ['<a href="../index.html">index</a>', '<b>summary</b>' if page == "summary" else f'<a href="{href("summary")}">summary</a>']
+    to_summary = f'<a href="{href("summary")}">summary</a>' if summary else NO_SUMMARY
+    links = ['<a href="../index.html">index</a>', '<b>summary</b>' if page == "summary" else to_summary]
     if page in domains:
         i = domains.index(page)
         links.append(f'<a href="{href(domains[i - 1])}">&larr; {domains[i - 1]}</a>' if i > 0 else '<span>&larr;</span>')
@@ -254,7 +281,8 @@ def build_page(name: str, notebook, params: dict, stamp: dict, out,
             if (failed := _os_error(e)) is not None: raise failed from None
             error = notebook_error(e)
         if (staging/"report.ipynb").is_file(): export_html(staging/"report.ipynb", staging/"report.html", f"{name}: brightpro report",
-                                                                  nav_html(name, params["nav"]) if params.get("nav") is not None else "")
+                                                                  nav_html(name, params["nav"]) if params.get("nav") is not None else "",
+                                                                  drop={BRIGHT_PRO_ONLY} if params.get("benchmark") == "bright" else ())
         if error is None:
             written = {**stamp, "files": page_digests(staging)}
             with atomic_write(staging/STAMP) as f: f.write(json.dumps(written, indent=1))
@@ -306,7 +334,8 @@ def _page_inputs(layout: Layout, domains, s: dict) -> dict:
     files = {}
     for d in domains:
         files.update({f"results/{d}/{p.name}": p for p in sorted((layout.results/d).glob("*")) if p.is_file()})
-        files.update({f"runs/{run_slug(r)}/{d}.meta.json": p for r in s["retrievers"] + list(s.get("runs", {})) if (p := layout.runs/run_slug(r)/f"{d}.meta.json").is_file()})
+        slugs = [run_slug(r, s.get("benchmark", "brightpro")) for r in s["retrievers"]] + [run_slug(r) for r in s.get("runs", {})]
+        files.update({f"runs/{slug}/{d}.meta.json": p for slug in slugs if (p := layout.runs/slug/f"{d}.meta.json").is_file()})
     agents = (s["retrievers"] if s["agent"] else []) + list(s.get("agent_dirs", {}))
     files.update({f"agent/{run_slug(r)}/meta.json": p for r in agents if (p := layout.agent/run_slug(r)/"meta.json").is_file()})
     return files
@@ -319,7 +348,8 @@ def page_task(name: str, layout: Layout, s: dict, domains: list, force: bool = F
              ) -> dict | None:
     "The `build_page` arguments of page `name` (a domain, or 'summary' over `domains`); None when it is up to date."
     params = {"dataset": _dataset_param(s["dataset"]), "results_dir": "results", "k_values": s["k_values"],
-              "alpha": s["alpha"], "baseline": s["baseline"], "nav": list(domains if nav is None else nav), "runs_dir": "runs"}
+              "alpha": s["alpha"], "baseline": s["baseline"], "nav": list(domains if nav is None else nav), "runs_dir": "runs",
+              **({"benchmark": "bright"} if s.get("benchmark") == "bright" else {}), **({"measures": s["measures"]} if s.get("measures") else {})}
     if name == "summary": params["domains"], notebook = list(domains), analysis_notebook("summary")
     else:
         params.update(domain=name, agent_dir="agent" if s["agent"] or s.get("agent_dirs") else None)
@@ -359,7 +389,9 @@ def to_text(self: Report) -> str:
     runs = ", ".join(f"{r} (baseline)" if r == s["baseline"] else r for r in s["retrievers"] + list(s.get("runs", {})))
     agents = ", ".join(([s["agent"]] if s["agent"] else []) + list(s.get("agent_dirs", {}))) or "none"
     lines = [f"report in {self.out}: dataset {s['dataset']}; runs {runs}; agent {agents}; "
-             f"k {','.join(map(str, s['k_values']))}; alpha {s['alpha']}"] + [f"note: {n}" for n in self.notes]
+             f"k {','.join(map(str, s['k_values']))}; alpha {s['alpha']}"
+             + ("; benchmark bright" if s.get("benchmark") == "bright" else "")
+             + (f"; measures {' '.join(map(ir_measure, s['measures']))}" if s.get("measures") else "")] + [f"note: {n}" for n in self.notes]
     for p in self.pages + ([self.summary] if self.summary else []):
         lines.append(f"{p.name}: {p.status}{_where(p)}")
         if p.error: lines.append(f"  error: {p.error}")
@@ -431,7 +463,7 @@ def _overview(out: Path, runs: list) -> dict | None:
     "Runs by domains of the summary's headline measure (its domain means, and their mean), with the best of each column, for the index."
     try: dm = pd.read_csv(out/"summary"/"tables"/"domain_means.csv")
     except (OSError, ValueError): return None
-    measure = next((c for c in dm.columns if c.startswith("alpha_ndcg@")), None)
+    measure = next((c for c in dm.columns if "@" in c), None)   # the first of the pages' main measures
     if measure is None or not {"domain", "run"} <= set(dm.columns): return None
     grid = dm.pivot(index="run", columns="domain", values=measure)
     grid = grid.reindex([r for r in runs if r in grid.index], columns=list(dict.fromkeys(dm.domain)))
@@ -439,7 +471,7 @@ def _overview(out: Path, runs: list) -> dict | None:
     best = {c: grid[c].max() for c in grid.columns}
     rows = [[r] + [{"text": format_cell(v, 3), "best": bool(pd.notna(v) and v == best[c])} for c, v in row.items()]
             for r, row in grid.iterrows()]
-    return {"measure": measure.replace("alpha_ndcg", "alpha-nDCG"), "domains": list(grid.columns[:-1]), "rows": rows}
+    return {"measure": ir_measure(measure).replace("alpha_nDCG", "alpha-nDCG"), "domains": list(grid.columns[:-1]), "rows": rows}
 
 def _entry(out: Path, p: Page | None, name: str) -> dict:
     folder = out/name
@@ -455,7 +487,8 @@ def index_context(report: Report) -> dict:
             "domains": [_entry(out, p, p.name) for p in report.pages],
             "failed": [p.name for p in report.pages if p.status == "failed"], "version": __version__,
             "command": report_command(s["dataset"], s["domains"], s["retrievers"], agent=s["agent"], k_values=s["k_values"],
-                                      alpha=s["alpha"], baseline=s["baseline"])}
+                                      alpha=s["alpha"], baseline=s["baseline"], run_paths=s.get("runs"),
+                                      agent_dirs=s.get("agent_dirs"), benchmark=s.get("benchmark", "brightpro"), measures=s.get("measures"))}
 
 def render_index(report: Report) -> str:
     "index.html for `report`, from the package's jinja2 template `templates/index.html.j2`."
@@ -497,8 +530,11 @@ def _distinct(names: list, what: str):
     slugs = [run_slug(n) for n in names]
     if len(set(slugs)) < len(slugs): raise BrightproError(f"{what} {', '.join(names)} share a folder name; name each once")
 
-def check_report_settings(dataset, domains, *, retrievers, agent, jobs, k_values, alpha, baseline, runs=None, agent_dirs=None) -> dict:
+def check_report_settings(dataset, domains, *, retrievers, agent, jobs, k_values, alpha, baseline, runs=None, agent_dirs=None,
+                          benchmark="brightpro", measures=None) -> dict:
     "The settings of `build_report`, checked: one clear BrightproError for the first bad one."
+    if benchmark not in ("brightpro", "bright"): raise BrightproError(f"unknown benchmark {benchmark!r}; use brightpro or bright")
+    measures = check_measures(measures, benchmark)
     runs, agent_dirs = parse_named(runs, "run"), parse_named(agent_dirs, "agent run folder")
     names = _names(DEFAULT_RETRIEVERS if retrievers is None and not runs else ("bm25-bright",) if retrievers is None else retrievers)
     if not names and not runs: raise BrightproError("no retriever given: name at least one (e.g. bm25-bright)")
@@ -507,15 +543,18 @@ def check_report_settings(dataset, domains, *, retrievers, agent, jobs, k_values
     if also: raise BrightproError(f"run name {also[0]!r} is also a retriever's; name the run otherwise")
     _distinct(names + list(runs), "retrievers and runs")
     if agent in ("none", ""): agent = None
+    if agent == "default": agent = None if benchmark == "bright" else "prf"   # BRIGHT has no aspects to score agent rounds by
+    if benchmark == "bright" and (agent or agent_dirs):
+        raise BrightproError("BRIGHT has no aspects, so agent runs (scored by alpha-nDCG@5R) cannot be evaluated on it; pass agent none and no agent folders")
     if agent not in (None, "prf"):
         raise BrightproError(f"unknown agent {agent!r}: the report runs 'prf' (pseudo-relevance feedback, no LLM) or none; add LLM agent runs with agent_dirs")
     _distinct((names if agent else []) + list(agent_dirs), "agent runs")
     jobs = check_int(jobs, "jobs")
     baseline = baseline or names[0] if names else baseline or next(iter(runs))
     if baseline not in names + list(runs): raise BrightproError(f"baseline {baseline!r} is not one of the runs: {', '.join(names + list(runs))}")
-    return {"dataset": str(dataset), "domains": parse_domains(domains, available_domains(dataset)), "retrievers": names,
+    return {"dataset": str(dataset), "domains": parse_domains(domains, available_domains(dataset, benchmark)), "retrievers": names,
             "baseline": baseline, "agent": agent, "jobs": jobs, "k_values": check_ks(k_values), "alpha": check_alpha(alpha),
-            "runs": runs, "agent_dirs": agent_dirs}
+            "runs": runs, "agent_dirs": agent_dirs, "benchmark": benchmark, "measures": measures}
 
 # %% ../nbs/12b_report.ipynb #b5eccffa42
 def _domain_pages(layout, s, evaluated: dict, force, echo) -> list[Page]:
@@ -537,6 +576,19 @@ def _summary_page(layout, s, pages: list, force, echo) -> Page:
     task = page_task("summary", layout, s, ok, force)
     return Page("summary", "up to date") if task is None else build_pages([task], 1, echo)[0]
 
+def unlink_summary(layout, pages: list) -> list[str]:
+    "When no summary is built: grey the summary link in the navigation bar of each domain page there is; the pages changed."
+    changed = []
+    for p in pages:
+        path = layout.page(p.name)/"report.html"
+        if not path.is_file(): continue
+        text = path.read_text(encoding="utf-8")
+        new = text.replace('<a href="../summary/report.html">summary</a>', NO_SUMMARY, 1)   # the navigation bar's, at the top
+        if new != text:
+            with atomic_write(path) as f: f.write(new)
+            changed.append(p.name)
+    return changed
+
 # %% ../nbs/12b_report.ipynb #b5eccffa43
 def _in_worker_start() -> bool:
     "True while a spawned worker imports the parent's script again (a script without a `__main__` guard)."
@@ -546,7 +598,7 @@ def build_report(dataset="sample", # 'sample', 'hub' or a dataset folder
                  domains="all", # 'all', 'a,b' or a list of domains
                  *,
                  retrievers=DEFAULT_RETRIEVERS, # retriever names, a list or 'a,b' (None: these, or bm25-bright beside `runs`)
-                 agent="prf", # 'prf' (rounds of pseudo-relevance feedback, no LLM) or None
+                 agent="default", # 'prf' (rounds of pseudo-relevance feedback, no LLM), None, or 'default': prf on Bright-Pro, none on BRIGHT
                  runs=None, # runs made elsewhere: {name: run file or per-domain folder} or ['NAME=PATH', ...]
                  agent_dirs=None, # agent run folders of `brightpro agent` (judged or not): {name: folder} or ['NAME=DIR', ...]
                  out="reports", # the report folder
@@ -557,38 +609,41 @@ def build_report(dataset="sample", # 'sample', 'hub' or a dataset folder
                  force: bool = False, # rebuild everything
                  cache_dir=None, # where indexes and embeddings are cached
                  echo=None, # called with a line of text as each stage and page finishes
+                 benchmark="brightpro", # 'brightpro', or 'bright' (nDCG@10 with excluded ids; no aspects, no agent runs)
+                 measures=None, # ir_measures-style names ('nDCG@10 R@100'): the pages' main table and the paper table's metric (the first)
                 ) -> Report:
     "Build (or bring up to date) the report of `retrievers`, `runs` made elsewhere, the prf `agent` and `agent_dirs` on `domains` of `dataset` under `out`, one report at a time."
     if _in_worker_start():   # stop the worker at once: it would build the whole report again, then fail
         raise SystemExit(f"brightpro: error: {_NO_GUARD}")
     s = check_report_settings(dataset, domains, retrievers=retrievers, agent=agent, jobs=jobs, k_values=k_values, alpha=alpha,
-                              baseline=baseline, runs=runs, agent_dirs=agent_dirs)
+                              baseline=baseline, runs=runs, agent_dirs=agent_dirs, benchmark=benchmark, measures=measures)
     layout = Layout(check_writable_dir(out))
     try:
         with folder_lock(layout.out, "report"): return _build_report(layout, s, force, cache_dir, echo)
     except OSError as e: raise _cannot_write(layout.out, e) from None
 
-def _load_each(names, dataset) -> tuple[dict, dict]:
+def _load_each(names, dataset, benchmark="brightpro") -> tuple[dict, dict]:
     "({domain: Domain} of `names` that load, {domain: why not} of the others): a domain that cannot be read fails alone."
     loaded, failed = {}, {}
     for d in names:
-        try: loaded.update(load_domains([d], dataset))
+        try: loaded.update(load_domains([d], dataset, benchmark=benchmark))
         except BrightproError as e: failed[d] = f"cannot be loaded: {one_line(e)}"
     return loaded, failed
 
 def _build_report(layout: Layout, s: dict, force, cache_dir, echo) -> Report:
     seconds, t, say = {}, time.time(), echo or (lambda line: None)
-    everything, failed = _load_each(available_domains(s["dataset"]) if s["agent"] else s["domains"], s["dataset"])   # once
+    everything, failed = _load_each(available_domains(s["dataset"]) if s["agent"] else s["domains"], s["dataset"], s["benchmark"])   # once
     loaded = {d: everything[d] for d in s["domains"] if d in everything}   # (the agent's subset is drawn over all)
     evaluated = prepare_results(loaded, retrievers=s["retrievers"], runs=s["runs"], agent_dirs=s["agent_dirs"], layout=layout, agent=s["agent"], k_values=s["k_values"],
                                 alpha=s["alpha"], baseline=s["baseline"], dataset=s["dataset"], population=everything, force=force,
-                                cache_dir=cache_dir) if loaded else {}
+                                cache_dir=cache_dir, measures=s["measures"]) if loaded else {}
     evaluated = {d: evaluated.get(d) or failed[d] for d in s["domains"]}
     seconds["results"], t = round(time.time() - t, 3), time.time()
     say("results: " + ", ".join(f"{d} {v.split(':')[0] if results_ready(v) else 'failed'}" for d, v in evaluated.items()))
     pages = _domain_pages(layout, s, evaluated, force, echo)
     seconds["pages"], t = round(time.time() - t, 3), time.time()
     summary = _summary_page(layout, s, pages, force, echo)
+    if summary.status == "skipped": unlink_summary(layout, pages)
     seconds["summary"] = round(time.time() - t, 3)
     notes = [f"results of {d} {v}" for d, v in evaluated.items() if v.startswith("rewritten")]
     report = Report(layout.out, s, pages, summary, seconds, notes)

@@ -18,6 +18,7 @@ from .core import (DOMAINS, BrightproError, cache_dir as default_cache_dir, atom
                             file_digest, json_digest, one_line, progress, replace_folder)
 from .data import Domain, load_domains
 from .runs import Run
+from .metrics import MEASURE_NAMES, METRICS, parse_measures
 from .evaluate import RUN_FILE_NAMES, evaluate_runs, load_run_for_domains
 from .retrieve import retrieve, run_slug
 from .agent import run_agent, select_qids
@@ -25,12 +26,12 @@ from .agentic import agentic_eval
 from .traces import domains_in_run
 
 # %% auto #0
-__all__ = ['RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD',
+__all__ = ['RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD', 'IR_NAMES',
            'SAMPLE_RETRIEVERS', 'Layout', 'aspect_ranks', 'query_table', 'prepare_runs', 'domain_runs', 'domain_agents',
            'run_file', 'ExternalRun', 'external_runs', 'adopt_runs', 'adopt_agents', 'data_fingerprint',
-           'results_fingerprint', 'static_results', 'agent_qids', 'agent_done', 'prepare_agent', 'agent_results',
-           'changed_results', 'results_ready', 'write_results', 'Results', 'read_results', 'prepare_results',
-           'sample_results']
+           'results_fingerprint', 'ir_measure', 'result_columns', 'check_measures', 'static_results', 'agent_qids',
+           'agent_done', 'prepare_agent', 'agent_results', 'changed_results', 'results_ready', 'write_results',
+           'Results', 'read_results', 'prepare_results', 'sample_results']
 
 # %% ../nbs/12_results.ipynb #b5eccffa1
 @dataclass(frozen=True)
@@ -99,9 +100,9 @@ def prepare_runs(domains: dict[str, Domain], retrievers, layout: Layout, *,
     return out
 
 # %% ../nbs/12_results.ipynb #b5eccffa7
-def domain_runs(layout: Layout, retrievers, domain: str) -> dict[str, Path]:
-    "{retriever: its run folder} for the retrievers with a run of `domain` (`<runs>/<slug>/<domain>.score.json`)."
-    folders = {r: layout.runs/run_slug(r) for r in retrievers}
+def domain_runs(layout: Layout, retrievers, domain: str, benchmark: str = "brightpro") -> dict[str, Path]:
+    "{retriever: its run folder} for the retrievers with a run of `domain` (`<runs>/<slug>/<domain>.score.json`; BRIGHT's slugs start `bright-`)."
+    folders = {r: layout.runs/run_slug(r, benchmark) for r in retrievers}
     return {r: f for r, f in folders.items() if (f/f"{domain}.score.json").is_file()}
 
 def domain_agents(layout: Layout, retrievers, domain: str) -> dict[str, Path]:
@@ -202,6 +203,7 @@ def results_fingerprint(domain: Domain, runs: dict, agents: dict, *,
                         alpha: float, # alpha-nDCG's redundancy penalty
                         aspect_map: str, # 'harness' or 'per-query'
                         baseline=None, # the run the others are compared with
+                        measures=None, # columns scored beside the defaults (None: none)
                        ) -> str:
     "A digest of what the evaluation of `domain` reads and how: data, run files, traces, judgements, settings, results format, version."
     files = {f"run {n}": file_digest(run_file(p, domain.name)) for n, p in runs.items()}
@@ -209,13 +211,36 @@ def results_fingerprint(domain: Domain, runs: dict, agents: dict, *,
         for f in (p/"meta.json", p/domain.name/"traces.jsonl", p/domain.name/"judgements.jsonl"):
             if f.is_file(): files[f"agent {n} {f.name}"] = file_digest(f)
     return json_digest({"version": RESULTS_VERSION, "brightpro": __version__, "data": data_fingerprint(domain), "files": files,
-                        "ks": list(ks), "alpha": alpha, "aspect_map": aspect_map, "baseline": baseline})
+                        "ks": list(ks), "alpha": alpha, "aspect_map": aspect_map, "baseline": baseline,
+                        **({"measures": list(measures)} if measures else {})})
 
 # %% ../nbs/12_results.ipynb #b5eccffa9
-def static_results(domain, runs: dict, ks, alpha: float = 0.5, aspect_map: str = "harness") -> tuple[pd.DataFrame, pd.DataFrame]:
-    "Per-query scores (run, qid, metric@k) and per-aspect first ranks (run, qid, aspect, ...) of each run in `runs` ({name: run folder or file}) on `domain`."
+IR_NAMES = {v: k for k, v in reversed(list(MEASURE_NAMES.items()))}   # alpha_ndcg -> alpha_nDCG, ndcg -> nDCG, map -> AP, ...
+
+def ir_measure(column: str) -> str:
+    "The ir_measures-style name of a per-query column: 'alpha_ndcg@25' -> 'alpha_nDCG@25' (what `parse_measures` reads back)."
+    metric, _, k = column.partition("@")
+    return f"{IR_NAMES[metric]}@{k}"
+
+def result_columns(benchmark: str, ks, measures=None) -> list[str]:
+    "The per-query columns the stage scores: the benchmark's metrics at each of `ks` (BRIGHT: nDCG and Recall, no aspects), nDCG@10, then `measures` (columns, as `parse_measures` gives them)."
+    metrics = ("ndcg", "recall") if benchmark == "bright" else METRICS
+    return list(dict.fromkeys([f"{m}@{k}" for m in metrics for k in ks] + ["ndcg@10"] + list(measures or [])))
+
+def check_measures(measures, benchmark: str = "brightpro") -> list | None:
+    "The per-query columns of ir_measures-style `measures` (None when none are given); BRIGHT's refuse the aspect measures, in one line."
+    if measures is None or measures == "" or measures == []: return None
+    cols = parse_measures(measures)
+    aspects = [ir_measure(c) for c in cols if c.split("@")[0] in ("alpha_ndcg", "aspect_recall")]
+    if benchmark == "bright" and aspects:
+        raise BrightproError(f"BRIGHT has no aspects, so {', '.join(aspects)} cannot be computed; choose from nDCG, R, P, AP and RR")
+    return cols
+
+def static_results(domain, runs: dict, ks, alpha: float = 0.5, aspect_map: str = "harness", measures=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    "Per-query scores (run, qid, metric@k; with `measures` those columns too) and per-aspect first ranks (run, qid, aspect, ...) of each run in `runs` ({name: run folder or file}) on `domain`."
     loaded = {n: load_run_for_domains(p, {domain.name: domain}, name=n)[1][domain.name] for n, p in runs.items()}
-    evals = evaluate_runs(list(loaded.values()), {domain.name: domain}, k=list(ks), alpha=alpha, aspect_map=aspect_map)
+    how = dict(k=list(ks)) if not measures else dict(measures=[ir_measure(c) for c in result_columns(domain.benchmark, ks, measures)])
+    evals = evaluate_runs(list(loaded.values()), {domain.name: domain}, alpha=alpha, aspect_map=aspect_map, **how)
     pq = pd.concat([e.per_query.drop(columns="domain").assign(run=n) for n, e in zip(loaded, evals)], ignore_index=True)
     asp = pd.concat([aspect_ranks(r, domain, aspect_map).assign(run=n) for n, r in loaded.items()], ignore_index=True)
     first = lambda df: df[["run", *[c for c in df.columns if c != "run"]]]
@@ -272,12 +297,12 @@ def _read_json(path) -> dict:
     try: return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError): return {}
 
-def _manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp, external) -> dict:
+def _manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp, external, measures) -> dict:
     slug = lambda n, p: p.name if p.is_dir() else run_slug(n)   # the folder of its meta.json under the runs
     return {"domain": domain.name, "dataset": str(dataset), "runs": {n: slug(n, p) for n, p in runs.items()}, "baseline": baseline,
             "agents": {n: p.name for n, p in agents.items()}, "ks": list(ks), "alpha": alpha, "aspect_map": aspect_map,
             "queries": len(domain.qids), "fingerprint": fp, "version": RESULTS_VERSION, "brightpro": __version__,
-            **({"external": external} if external else {})}
+            "benchmark": domain.benchmark, **({"measures": list(measures)} if measures else {}), **({"external": external} if external else {})}
 
 def changed_results(folder, manifest: dict) -> list[str]:
     "The result files of `folder` whose bytes differ from the digests `manifest` records (all of them when it records none)."
@@ -300,23 +325,24 @@ def write_results(domain: Domain, runs: dict, agents: dict, folder, *,
                   dataset="sample", # the dataset `domain` comes from, as the manifest records it
                   force: bool = False, # write even when up to date
                   external: dict | None = None, # {name: provenance} of the runs and agent runs made elsewhere, for the manifest
+                  measures=None, # columns to score beside the defaults ('precision@10', ...: `parse_measures` gives them)
                  ) -> str:
     "Evaluate `domain`'s runs `runs` ({name: run folder or file}) and agent folders `agents` into `folder`; 'written', 'up to date' or 'rewritten: why'."
     folder = Path(folder)
     if not runs: raise BrightproError(f"{domain.name}: no run to evaluate")
     baseline = baseline if baseline in runs else next(iter(runs))
-    fp = results_fingerprint(domain, runs, agents, ks=ks, alpha=alpha, aspect_map=aspect_map, baseline=baseline)
+    fp = results_fingerprint(domain, runs, agents, ks=ks, alpha=alpha, aspect_map=aspect_map, baseline=baseline, measures=measures)
     old, changed = _read_json(folder/MANIFEST), []
     if not force and old.get("fingerprint") == fp:
         if not (changed := changed_results(folder, old)): return "up to date"
-    pq, asp = static_results(domain, runs, ks, alpha, aspect_map)
+    pq, asp = static_results(domain, runs, ks, alpha, aspect_map, measures)
     apq, apa = agent_results(domain, agents, alpha, aspect_map)
     frames = {"per_query": pq, "aspects": asp, "queries": query_table(domain), "agent": apq, "answers": apa}
     tmp = folder.with_name(f".{folder.name}.new")
     shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
     try:
         for key, df in frames.items(): df.to_csv(tmp/RESULT_FILES[key], index=False, lineterminator="\r\n")
-        manifest = {**_manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp, external),
+        manifest = {**_manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp, external, measures),
                     "files": {f: file_digest(tmp/f) for f in RESULT_FILES.values()}}
         (tmp/MANIFEST).write_text(json.dumps(manifest, indent=1, default=str), encoding="utf-8")
         replace_folder(tmp, folder)
@@ -396,8 +422,12 @@ def prepare_results(domains: dict[str, Domain], *,
                     population: dict | None = None, # every loaded domain of the dataset, which the agentic subset is drawn over
                     force: bool = False, # redo every stage
                     cache_dir=None, # where indexes and embeddings are cached
+                    measures=None, # columns scored beside the defaults (`parse_measures`' names)
                    ) -> dict:
     "Stages 1-3 for the loaded `domains` ({name: Domain}), with the `runs` and `agent_dirs` made elsewhere: {domain: 'written' or 'up to date', or the error of its evaluation}."
+    benchmark = next(iter(domains.values())).benchmark
+    if benchmark == "bright" and (agent or agent_dirs):
+        raise BrightproError("BRIGHT has no aspects, so agent runs (scored by alpha-nDCG@5R) cannot be evaluated on it; report them on Bright-Pro")
     ext = external_runs(runs, domains)   # a run or agent folder that cannot be read fails the report before any work
     prov = {n: {"kind": "run", "domains": v} for n, v in adopt_runs(ext, layout).items()}
     prov.update({n: {"kind": "agent", "domains": v} for n, v in adopt_agents(agent_dirs, domains, layout).items()})
@@ -408,11 +438,11 @@ def prepare_results(domains: dict[str, Domain], *,
     if agent and ok: prepare_agent(ok, retrievers, layout, population=population, cache_dir=cache_dir, force=force)
     ks, out = sorted(set(check_ks(k_values)) | set(ROUND_KS)), dict(failed)
     for d, dom in progress(ok.items(), desc="evaluate", unit="domain"):
-        have = {**domain_runs(layout, retrievers, d), **{n: e.files[d] for n, e in ext.items() if d in e.files}}
+        have = {**domain_runs(layout, retrievers, d, benchmark), **{n: e.files[d] for n, e in ext.items() if d in e.files}}
         agents = {**(domain_agents(layout, retrievers, d) if agent else {}), **domain_agents(layout, list(agent_dirs or {}), d)}
         external = {n: {"kind": v["kind"], **v["domains"][d]} for n, v in prov.items() if d in v["domains"]}
         try: out[d] = write_results(dom, have, agents, layout.results/d, ks=ks, alpha=alpha, baseline=baseline, dataset=dataset, force=force,
-                                    external=external)
+                                    external=external, measures=measures)
         except BrightproError as e: out[d] = f"evaluation failed: {one_line(e)}"
     return {d: out[d] for d in domains}
 

@@ -74,10 +74,10 @@ def png_size(path) -> tuple[int, int]:
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 # %% ../nbs/12a_tables.ipynb #b5eccffa26
-def main_k(k_values) -> int:
-    "The cut-off the main tables use: 25 (the published default) when among `k_values`, else the largest."
-    ks = check_ks(k_values)
-    return 25 if 25 in ks else ks[-1]
+def main_k(k_values, benchmark: str = "brightpro") -> int:
+    "The cut-off the main tables use: 25 (Bright-Pro's published default; BRIGHT's: 10) when among `k_values`, else the largest."
+    ks, k = check_ks(k_values), 10 if benchmark == "bright" else 25
+    return k if k in ks else ks[-1]
 
 FULL_QUERIES = {"biology": 103, "earth_science": 115, "economics": 99, "psychology": 100, "robotics": 101,
                 "stackoverflow": 115, "sustainable_living": 106}   # protocol.ipynb §1: 739 in all
@@ -211,19 +211,26 @@ def intervals_latex(self: PaperTable) -> str:
     return latex_table(df, align="l" + "r" * (len(df.columns) - 1))
 
 # %% ../nbs/12a_tables.ipynb #07bd9f96
+def _benchmark(res: dict) -> str:
+    "'brightpro' or 'bright': what the saved results `res` were scored on (results saved before it was recorded: Bright-Pro)."
+    return next(iter(res.values())).manifest.get("benchmark", "brightpro")
+
 def _not_comparable(res: dict) -> str | None:
-    "Why the published numbers are not comparable with `res` (the sample, or part of the dataset); None on the full Bright-Pro."
+    "Why the published numbers are not comparable with `res` (the sample, or part of the dataset); None on the full Bright-Pro, or BRIGHT's seven StackExchange domains off the hub."
     counts = {d: x.manifest["queries"] for d, x in res.items()}
-    if is_full_dataset(counts): return None
     if next(iter(res.values())).manifest.get("dataset") == "sample": return SAMPLE_NOTE
+    if _benchmark(res) == "bright":   # BRIGHT's published means are over its seven StackExchange domains
+        return None if set(counts) == set(FULL_QUERIES) else f"not comparable: {len(set(counts) & set(FULL_QUERIES))} of BRIGHT's 7 StackExchange domains"
+    if is_full_dataset(counts): return None
     return f"not comparable: {sum(counts.values())} of {sum(FULL_QUERIES.values())} queries"
 
 def _published(metric: str, columns: list, setting: str, res: dict) -> list[tuple]:
     "(system, {column: value}, note) of each published row of `metric`: the overall numbers of PUBLISHED and the per-domain ones."
     why, rows, seen = _not_comparable(res), [], set()
-    per = published_per_domain(metric) if setting == "static" else published_per_domain(metric).iloc[:0]
+    bright = _benchmark(res) == "bright"   # BRIGHT's rows: overall means only; the per-domain ones are Bright-Pro's (MTEB)
+    per = published_per_domain(metric) if setting == "static" and not bright else published_per_domain(metric).iloc[:0]
     for bench, sett, system, m, value, _ in PUBLISHED:
-        if bench != "Bright-Pro" or m != metric or not sett.startswith(setting): continue
+        if bench != ("BRIGHT" if bright else "Bright-Pro") or m != metric or not sett.startswith(setting): continue
         own = {d: v for d, v in per[per.model == system][["domain", "value"]].itertuples(index=False) if d in columns}
         rows.append((system, {**own, columns[-1]: value}, sett)); seen.add(system)
     for system, g in per.groupby("model", sort=False):
@@ -232,6 +239,7 @@ def _published(metric: str, columns: list, setting: str, res: dict) -> list[tupl
         head, _, src = setting.partition(" (")
         said = "; ".join(x for x in (head.split(", ", 1)[1] if head.startswith("agentic") else "", src[:-1] if src else head) if x)
         return f"{why}; {said}" if why else said
+    if bright: note = lambda s: (f"{why}; " if why else "") + f"BRIGHT paper (Su et al., 2024), {s.split(', ', 1)[-1]}"   # first-hand
     return [(f"{s.split('/')[-1]} (published)", vals, note(src)) for s, vals, src in rows]
 
 def _compared(frames: dict, baseline, metric: str, n_resamples: int) -> tuple[pd.DataFrame, bool]:
@@ -245,13 +253,14 @@ def _mark(row) -> str: return ("*" if row.delta > 0 else "†") if row.significa
 def paper_table(res: dict, # {domain: saved results (`brightpro.results.read_results`)}
                 *,
                 k_values=(5, 10, 25, 50), # the cut-offs of the report (the main one picks the metric)
-                metric: str | None = None, # the metric (default alpha_ndcg@ the main cut-off, as the paper)
+                metric: str | None = None, # the metric (default alpha_ndcg@ the main cut-off, as the paper; BRIGHT: ndcg@10)
                 baseline: str | None = None, # the run marks compare with (default the results' baseline)
                 n_resamples: int = 10_000, # of the randomization test and the bootstrap intervals
                ) -> PaperTable:
     "The paper's static table: systems x domains and the mean (of domain means), x 100, marks against the baseline, published rows after ours."
     domains, first = list(res), next(iter(res.values()))
-    metric, baseline = metric or f"alpha_ndcg@{main_k(k_values)}", baseline or first.baseline
+    metric = metric or ("ndcg@10" if _benchmark(res) == "bright" else f"alpha_ndcg@{main_k(k_values)}")
+    baseline = baseline or first.baseline
     runs = list(dict.fromkeys(r for x in res.values() for r in x.runs))
     cols = domains + ["Mean"]
     vals, marks, ivs = (pd.DataFrame(x, index=runs, columns=cols) for x in (np.nan, "", None))
