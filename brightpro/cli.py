@@ -251,7 +251,7 @@ def _judge_validity(args) -> int:
     if client is None: raise BrightproError("judge --validity needs an LLM: give --llm-base-url and --llm-model (or set BRIGHTPRO_LLM_MODEL)")
     second = _second_judge(args, folder)
     try: result = judge_validity(domains, client=client, second_client=second, queries=args.queries, qids=args.qids, reps=args.reps,
-                                 concurrency=args.concurrency, prompt_dir=args.prompt_dir)
+                                 concurrency=args.concurrency, prompt_dir=args.prompt_dir, out=args.run_dir)   # a run folder: saved there for the report
     except KeyboardInterrupt: _interrupted()
     finally:
         for c in (client, second):

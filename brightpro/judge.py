@@ -23,7 +23,7 @@ from .data import Domain
 from .llm import LLMClient, LLMError
 from .prompts import JUDGE_FIELDS, load_judge_prompt
 from .significance import paired_bootstrap_ci
-from .traces import (JUDGEMENTS_FILE, JsonlWriter, domain_traces, domains_in_run, judgement_key, merge_judgements, fresh_judgements, read_judgements,
+from .traces import (JUDGEMENTS_FILE, VALIDITY_FILE, JsonlWriter, domain_traces, domains_in_run, judgement_key, merge_judgements, fresh_judgements, read_judgements,
                               omitted_aspects, rep_summary, table_lines, trace_answers)
 
 # %% auto #0
@@ -724,6 +724,15 @@ def to_json(self: JudgeValidity) -> str:
            "flags": self.flags(), "notes": self.notes(), "per_query": self.per_query().to_dict("records")}
     return json.dumps(json_ready(obj), indent=2, ensure_ascii=False)
 
+# %% ../nbs/11_judge.ipynb #ccaea591
+@patch
+def save(self: JudgeValidity, folder) -> Path:
+    "Write `to_json()` to `<folder>/judge-validity.json` (the file the report reads); its path."
+    path = Path(folder)/VALIDITY_FILE
+    check_writable_dir(path.parent)
+    with atomic_write(path) as f: f.write(self.to_json() + "\n")
+    return path
+
 # %% ../nbs/11_judge.ipynb #a9b348d2
 def judge_validity(domains: dict, # the loaded domains whose reference answers build the tiers, {name: Domain}
                    *,
@@ -737,6 +746,7 @@ def judge_validity(domains: dict, # the loaded domains whose reference answers b
                    tries: int = 3, # tries of one judging while the replies are not valid
                    n_resamples: int = 2000, # bootstrap resamples of the intervals
                    seed: int = 42, # the bootstrap's seed
+                   out=None, # an agent run folder to save the result in, as judge-validity.json (None: not saved)
                   ) -> JudgeValidity:
     "Judge the authors' three tiers (reference, truncated, off-topic) of each chosen query `reps` times with one or two judges."
     for name, v in (("reps", reps), ("concurrency", concurrency), ("tries", tries), ("n_resamples", n_resamples)): check_int(v, name)
@@ -751,6 +761,8 @@ def judge_validity(domains: dict, # the loaded domains whose reference answers b
         lines = _judge_validity_tasks(tasks, clients, template=template, tries=tries, concurrency=concurrency)
     finally:
         if own: client.close()
-    return JudgeValidity(dataset=str(next(iter(domains.values())).source.dataset), judges={k: c.model for k, c in clients.items()}, reps=reps,
-                         prompt_digest=text_digest(template), lines=lines, skipped=skipped, prices=(client.price_in, client.price_out),
-                         n_resamples=n_resamples, seed=seed)
+    result = JudgeValidity(dataset=str(next(iter(domains.values())).source.dataset), judges={k: c.model for k, c in clients.items()}, reps=reps,
+                           prompt_digest=text_digest(template), lines=lines, skipped=skipped, prices=(client.price_in, client.price_out),
+                           n_resamples=n_resamples, seed=seed)
+    if out is not None: result.save(out)
+    return result

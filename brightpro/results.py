@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/results.html.md"""
 
 # %% ../nbs/12_results.ipynb #ed5acd62
 from __future__ import annotations
-import json, shutil
+import json, re, shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,15 +23,15 @@ from .evaluate import RUN_FILE_NAMES, evaluate_runs, load_run_for_domains
 from .retrieve import retrieve, run_slug
 from .agent import run_agent, select_qids
 from .agentic import agentic_eval
-from .traces import domains_in_run
+from .traces import VALIDITY_FILE, domains_in_run, write_authors_runs
 
 # %% auto #0
 __all__ = ['RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD', 'IR_NAMES',
            'SAMPLE_RETRIEVERS', 'Layout', 'aspect_ranks', 'query_table', 'prepare_runs', 'domain_runs', 'domain_agents',
-           'run_file', 'ExternalRun', 'external_runs', 'adopt_runs', 'adopt_agents', 'data_fingerprint',
-           'results_fingerprint', 'ir_measure', 'result_columns', 'check_measures', 'static_results', 'agent_qids',
-           'agent_done', 'prepare_agent', 'agent_results', 'changed_results', 'results_ready', 'write_results',
-           'Results', 'read_results', 'prepare_results', 'sample_results']
+           'run_file', 'ExternalRun', 'external_runs', 'adopt_runs', 'run_label', 'agent_label', 'run_file_meta',
+           'adopt_agents', 'data_fingerprint', 'results_fingerprint', 'ir_measure', 'result_columns', 'check_measures',
+           'static_results', 'agent_qids', 'agent_done', 'prepare_agent', 'agent_results', 'changed_results',
+           'results_ready', 'write_results', 'Results', 'read_results', 'prepare_results', 'sample_results']
 
 # %% ../nbs/12_results.ipynb #b5eccffa1
 @dataclass(frozen=True)
@@ -168,25 +168,76 @@ def adopt_runs(runs: dict[str, ExternalRun], layout: Layout) -> dict[str, dict]:
             out.setdefault(n, {})[d] = prov
     return out
 
+# %% ../nbs/12_results.ipynb #7efe13d3
+def run_label(meta: dict | None) -> str:
+    "What sets a run apart, from its `.meta.json` (`meta`): the query source and the reranking, e.g. 'queries: gpt4_reason; reranked: llm:m top 100 of bm25-bright'; '' for neither."
+    meta, parts = meta or {}, []
+    q = (meta.get("dataset") or {}).get("queries")
+    if q: parts.append(f"queries: {q.get('source', '?') if isinstance(q, dict) else q}")
+    if isinstance(r := meta.get("reranker"), dict):
+        fp, src = meta.get("fingerprint") or {}, str((meta.get("first_stage") or {}).get("source") or "")
+        first = re.sub(r"(\.(score\.json|trec|json|run|txt|tsv))?(\.gz)?$", "", Path(src).name) if src else "?"
+        div = fp.get("diversity") or {}
+        mmr = f", MMR lambda {div.get('lambda')} ({div.get('similarity', 'terms')})" if div.get("method") == "mmr" else ""
+        parts.append(f"reranked: {r.get('name', '?')} top {fp.get('depth', '?')} of {first}{mmr}")
+    return "; ".join(parts)
+
+def agent_label(meta: dict | None) -> str:
+    "What sets an agent run apart, from its meta.json: the authors' released traces (their file, the model) or ''."
+    meta = meta or {}
+    if meta.get("format") != "authors": return ""
+    model = (meta.get("model") or {}).get("name")
+    return f"authors' traces: {Path(str((meta.get('source') or {}).get('file', '?'))).name}" + (f" ({model})" if model else "")
+
+def run_file_meta(path, domain: str) -> dict | None:
+    "The `.meta.json` beside `domain`'s file of the run at `path` (a per-domain run file or folder), or None."
+    f = run_file(path, domain)
+    for d in dict.fromkeys([domain, domain.replace("_", "-")]):
+        if f is not None and f.name.startswith(f"{d}.") and (m := f.parent/f"{d}.meta.json").is_file():
+            try: return json.loads(m.read_text(encoding="utf-8"))
+            except (OSError, ValueError): return None
+    return None
+
+def _labels(domain, runs: dict, agents: dict) -> dict:
+    "{'runs': {name: label}, 'agents': {name: label}} of the runs and agent runs that have one (empty parts left out)."
+    runs = {n: l for n, p in runs.items() if (l := run_label(run_file_meta(p, domain.name)))}
+    agents = {n: l for n, p in agents.items() if (l := agent_label(json.loads((Path(p)/"meta.json").read_text(encoding="utf-8")) if (Path(p)/"meta.json").is_file() else None))}
+    return {k: v for k, v in (("runs", runs), ("agents", agents)) if v}
+
 # %% ../nbs/12_results.ipynb #b7156e39
+def _copy_agent(src: Path, dst: Path, have, validity: Path):
+    "Copy the agent run folder `src` (meta.json, the folders of the domains `have`) and the judge validity file `validity` to `dst`, only what changed."
+    _write_if_changed(dst/"meta.json", (src/"meta.json").read_text(encoding="utf-8"))
+    if validity.is_file(): _write_if_changed(dst/VALIDITY_FILE, validity.read_text(encoding="utf-8"))
+    elif (dst/VALIDITY_FILE).is_file(): (dst/VALIDITY_FILE).unlink()   # deleted at the source: here too
+    for d in have:
+        keep = {f.name for f in (src/d).iterdir() if f.is_file()}
+        for old in (dst/d).glob("*") if (dst/d).is_dir() else []:
+            if old.is_file() and old.name not in keep: old.unlink()   # judgements deleted at the source go here too
+        for name in sorted(keep): _write_if_changed(dst/d/name, (src/d/name).read_text(encoding="utf-8"))
+
+def _agent_folders(n: str, src: Path, domains: dict, layout: Layout) -> dict[str, Path]:
+    "{name: agent run folder} of `--agent-dir n=src`: `src` itself, or, for a folder of the authors' jsonl files (no meta.json), each file converted (`n` for one file, `n-<file stem>` for several)."
+    if (src/"meta.json").is_file() or not src.is_dir() or not any(src.glob("*.jsonl")): return {n: src}
+    try: runs = write_authors_runs(src, layout.out/".authors"/run_slug(n), next(iter(domains.values())).source.provenance)
+    except BrightproError as e: raise BrightproError(f"agent run {n}: {one_line(e)}") from None
+    return {n: f for f in runs.values()} if len(runs) == 1 else {f"{n}-{s}": f for s, f in runs.items()}
+
 def adopt_agents(agent_dirs: dict, domains: dict, layout: Layout) -> dict[str, dict]:
-    "Copy each agent run folder of `agent_dirs` ({name: folder}) for the loaded `domains` into `<agent>/<slug>/`; {name: {domain: provenance}}; one BrightproError naming a folder that is not an agent run of this data."
+    "Copy each agent run folder of `agent_dirs` ({name: folder of `brightpro agent`, or of the authors' jsonl files}) for the loaded `domains` into `<agent>/<slug>/`; {name: {domain: provenance}}; one BrightproError naming a folder that is not an agent run of this data."
     out = {}
-    for n, src in (agent_dirs or {}).items():
-        src = Path(src)
-        if not (src/"meta.json").is_file(): raise BrightproError(f"agent run {n}: {src} has no meta.json (`brightpro agent --out DIR` writes one)")
-        have = {d: dom for d, dom in domains.items() if (src/d/"traces.jsonl").is_file()}
-        if not have: raise BrightproError(f"agent run {n}: {src} has no traces of {', '.join(domains)} (<domain>/traces.jsonl)")
-        try: domains_in_run(src, have)   # made on another dataset: refused here
-        except BrightproError as e: raise BrightproError(f"agent run {n}: {one_line(e)}") from None
-        dst = layout.agent/run_slug(n)
-        _write_if_changed(dst/"meta.json", (src/"meta.json").read_text(encoding="utf-8"))
-        for d in have:
-            keep = {f.name for f in (src/d).iterdir() if f.is_file()}
-            for old in (dst/d).glob("*") if (dst/d).is_dir() else []:
-                if old.is_file() and old.name not in keep: old.unlink()   # judgements deleted at the source go here too
-            for name in sorted(keep): _write_if_changed(dst/d/name, (src/d/name).read_text(encoding="utf-8"))
-            out.setdefault(n, {})[d] = {"path": str(src.resolve()), "digest": file_digest(src/d/"traces.jsonl")}
+    for n0, origin in (agent_dirs or {}).items():
+        origin = Path(origin)
+        for n, src in _agent_folders(n0, origin, domains, layout).items():
+            if not (src/"meta.json").is_file():
+                raise BrightproError(f"agent run {n}: {src} has no meta.json (`brightpro agent --out DIR` writes one)")
+            have = {d: dom for d, dom in domains.items() if (src/d/"traces.jsonl").is_file()}
+            if not have: raise BrightproError(f"agent run {n}: {src} has no traces of {', '.join(domains)} (<domain>/traces.jsonl)")
+            try: domains_in_run(src, have)   # made on another dataset: refused here
+            except BrightproError as e: raise BrightproError(f"agent run {n}: {one_line(e)}") from None
+            _copy_agent(src, layout.agent/run_slug(n), have, origin/VALIDITY_FILE)
+            authors = {"format": "authors"} if src != origin else {}
+            for d in have: out.setdefault(n, {})[d] = {"path": str(origin.resolve()), "digest": file_digest(src/d/"traces.jsonl"), **authors}
     return out
 
 # %% ../nbs/12_results.ipynb #654fb9e2
@@ -204,15 +255,16 @@ def results_fingerprint(domain: Domain, runs: dict, agents: dict, *,
                         aspect_map: str, # 'harness' or 'per-query'
                         baseline=None, # the run the others are compared with
                         measures=None, # columns scored beside the defaults (None: none)
+                        labels=None, # the runs' and agent runs' labels (None: none)
                        ) -> str:
     "A digest of what the evaluation of `domain` reads and how: data, run files, traces, judgements, settings, results format, version."
     files = {f"run {n}": file_digest(run_file(p, domain.name)) for n, p in runs.items()}
     for n, p in agents.items():
-        for f in (p/"meta.json", p/domain.name/"traces.jsonl", p/domain.name/"judgements.jsonl"):
+        for f in (p/"meta.json", p/VALIDITY_FILE, p/domain.name/"traces.jsonl", p/domain.name/"judgements.jsonl"):
             if f.is_file(): files[f"agent {n} {f.name}"] = file_digest(f)
     return json_digest({"version": RESULTS_VERSION, "brightpro": __version__, "data": data_fingerprint(domain), "files": files,
                         "ks": list(ks), "alpha": alpha, "aspect_map": aspect_map, "baseline": baseline,
-                        **({"measures": list(measures)} if measures else {})})
+                        **({"measures": list(measures)} if measures else {}), **({"labels": labels} if labels else {})})
 
 # %% ../nbs/12_results.ipynb #b5eccffa9
 IR_NAMES = {v: k for k, v in reversed(list(MEASURE_NAMES.items()))}   # alpha_ndcg -> alpha_nDCG, ndcg -> nDCG, map -> AP, ...
@@ -296,13 +348,13 @@ def agent_results(domain, agents: dict, alpha: float = 0.5, aspect_map: str = "h
 def _read_json(path) -> dict:
     try: return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError): return {}
-
-def _manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp, external, measures) -> dict:
+def _manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp, external, measures, labels=None) -> dict:
     slug = lambda n, p: p.name if p.is_dir() else run_slug(n)   # the folder of its meta.json under the runs
     return {"domain": domain.name, "dataset": str(dataset), "runs": {n: slug(n, p) for n, p in runs.items()}, "baseline": baseline,
             "agents": {n: p.name for n, p in agents.items()}, "ks": list(ks), "alpha": alpha, "aspect_map": aspect_map,
             "queries": len(domain.qids), "fingerprint": fp, "version": RESULTS_VERSION, "brightpro": __version__,
-            "benchmark": domain.benchmark, **({"measures": list(measures)} if measures else {}), **({"external": external} if external else {})}
+            "benchmark": domain.benchmark, **({"measures": list(measures)} if measures else {}),
+            **({"external": external} if external else {}), **({"labels": labels} if labels else {})}
 
 def changed_results(folder, manifest: dict) -> list[str]:
     "The result files of `folder` whose bytes differ from the digests `manifest` records (all of them when it records none)."
@@ -331,7 +383,8 @@ def write_results(domain: Domain, runs: dict, agents: dict, folder, *,
     folder = Path(folder)
     if not runs: raise BrightproError(f"{domain.name}: no run to evaluate")
     baseline = baseline if baseline in runs else next(iter(runs))
-    fp = results_fingerprint(domain, runs, agents, ks=ks, alpha=alpha, aspect_map=aspect_map, baseline=baseline, measures=measures)
+    labels = _labels(domain, runs, agents)
+    fp = results_fingerprint(domain, runs, agents, ks=ks, alpha=alpha, aspect_map=aspect_map, baseline=baseline, measures=measures, labels=labels)
     old, changed = _read_json(folder/MANIFEST), []
     if not force and old.get("fingerprint") == fp:
         if not (changed := changed_results(folder, old)): return "up to date"
@@ -342,7 +395,7 @@ def write_results(domain: Domain, runs: dict, agents: dict, folder, *,
     shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
     try:
         for key, df in frames.items(): df.to_csv(tmp/RESULT_FILES[key], index=False, lineterminator="\r\n")
-        manifest = {**_manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp, external, measures),
+        manifest = {**_manifest(domain, dataset, runs, agents, ks, alpha, aspect_map, baseline, fp, external, measures, labels),
                     "files": {f: file_digest(tmp/f) for f in RESULT_FILES.values()}}
         (tmp/MANIFEST).write_text(json.dumps(manifest, indent=1, default=str), encoding="utf-8")
         replace_folder(tmp, folder)
@@ -412,7 +465,7 @@ def check(self: Results, k_values, alpha: float) -> Results:
 def prepare_results(domains: dict[str, Domain], *,
                     retrievers, # the retriever names
                     runs: dict | None = None, # runs made elsewhere, {name: run file or per-domain folder}
-                    agent_dirs: dict | None = None, # agent run folders made by `brightpro agent`, {name: folder}
+                    agent_dirs: dict | None = None, # agent run folders made by `brightpro agent` or of the authors' jsonl files, {name: folder}
                     layout: Layout, # where the stages write
                     agent=None, # 'prf' to run the prf agent too, or None
                     k_values=(5, 10, 25, 50), # the cut-offs the pages use (ROUND_KS are added)
@@ -430,7 +483,8 @@ def prepare_results(domains: dict[str, Domain], *,
         raise BrightproError("BRIGHT has no aspects, so agent runs (scored by alpha-nDCG@5R) cannot be evaluated on it; report them on Bright-Pro")
     ext = external_runs(runs, domains)   # a run or agent folder that cannot be read fails the report before any work
     prov = {n: {"kind": "run", "domains": v} for n, v in adopt_runs(ext, layout).items()}
-    prov.update({n: {"kind": "agent", "domains": v} for n, v in adopt_agents(agent_dirs, domains, layout).items()})
+    adopted = adopt_agents(agent_dirs, domains, layout)   # the authors' folder of several files: one agent run per file
+    prov.update({n: {"kind": "agent", "domains": v} for n, v in adopted.items()})
     failed = {}
     for res in prepare_runs(domains, retrievers, layout, cache_dir=cache_dir, force=force):
         if res["status"] == "failed": failed.setdefault(res["domain"], f"retrieval with {res['retriever']} failed: {res['error']}")
@@ -439,7 +493,7 @@ def prepare_results(domains: dict[str, Domain], *,
     ks, out = sorted(set(check_ks(k_values)) | set(ROUND_KS)), dict(failed)
     for d, dom in progress(ok.items(), desc="evaluate", unit="domain"):
         have = {**domain_runs(layout, retrievers, d, benchmark), **{n: e.files[d] for n, e in ext.items() if d in e.files}}
-        agents = {**(domain_agents(layout, retrievers, d) if agent else {}), **domain_agents(layout, list(agent_dirs or {}), d)}
+        agents = {**(domain_agents(layout, retrievers, d) if agent else {}), **domain_agents(layout, list(adopted), d)}
         external = {n: {"kind": v["kind"], **v["domains"][d]} for n, v in prov.items() if d in v["domains"]}
         try: out[d] = write_results(dom, have, agents, layout.results/d, ks=ks, alpha=alpha, baseline=baseline, dataset=dataset, force=force,
                                     external=external, measures=measures)

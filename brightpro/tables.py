@@ -15,15 +15,15 @@ import pandas as pd
 from fastcore.basics import patch
 
 from .core import BrightproError, atomic_write, check_ks, require
-from .render import latex_escape, latex_table, markdown_table
+from .render import format_cell, latex_escape, latex_table, markdown_table
 from .significance import compare
 from .recipes import BRIGHT_PRO_RECIPES, MTEB_NOTE, MTEB_RESULTS
 
 # %% auto #0
 __all__ = ['TABLE_FORMATS', 'FULL_QUERIES', 'FINAL_SECOND_HAND', 'PUBLISHED', 'PUBLISHED_PER_DOMAIN', 'DOMAIN_SHORT',
-           'SAMPLE_NOTE', 'AGENT_TABLE_COLUMNS', 'PAPER_TABLES', 'read_captions', 'save_figure', 'save_table',
-           'png_size', 'main_k', 'is_full_dataset', 'reference_points', 'published_per_domain', 'PaperTable',
-           'paper_table', 'agent_paper_table', 'save_paper_tables']
+           'SAMPLE_NOTE', 'AGENT_TABLE_COLUMNS', 'PAPER_TABLES', 'VALIDITY_TABLES', 'read_captions', 'save_figure',
+           'save_table', 'png_size', 'main_k', 'is_full_dataset', 'reference_points', 'published_per_domain',
+           'PaperTable', 'labels_of', 'paper_table', 'agent_paper_table', 'save_paper_tables', 'validity_tables']
 
 # %% ../nbs/12a_tables.ipynb #b5eccffa22
 def read_captions(folder) -> dict:
@@ -249,6 +249,14 @@ def _compared(frames: dict, baseline, metric: str, n_resamples: int) -> tuple[pd
 
 def _mark(row) -> str: return ("*" if row.delta > 0 else "†") if row.significant is True else ""
 
+# %% ../nbs/12a_tables.ipynb #075a0489
+def labels_of(res: dict, kind: str = "runs") -> dict[str, str]:
+    "{name: label} of the runs (`kind` 'runs') or agent runs ('agents') of the saved results `res` that have one; the domains' labels joined where they differ."
+    out = {}
+    for x in res.values():
+        for n, label in ((x.manifest.get("labels") or {}).get(kind) or {}).items(): out.setdefault(n, []).append(label)
+    return {n: "; ".join(dict.fromkeys(ls)) for n, ls in out.items()}
+
 # %% ../nbs/12a_tables.ipynb #2c3520a5
 def paper_table(res: dict, # {domain: saved results (`brightpro.results.read_results`)}
                 *,
@@ -282,10 +290,11 @@ def paper_table(res: dict, # {domain: saved results (`brightpro.results.read_res
         for r, row in t.iterrows():
             vals.loc[r, "Mean"], ivs.loc[r, "Mean"] = 100 * row["mean"], f"[{100 * row.ci_low:.1f}, {100 * row.ci_high:.1f}]"
             marks.loc[r, "Mean"] = _mark(row) if marked else ""
+    labels = labels_of(res)
     def note(r):
         lack = [f"covers {len(cover[r])}/{len(domains)} domains"] if len(cover[r]) < len(domains) else []
         lack += [f"{d} {q}/{n} queries" for d, (q, n) in cover[r].items() if q < n]
-        return "; ".join((["baseline"] if r == baseline else []) + (["partial: " + ", ".join(lack)] if lack else []))
+        return "; ".join((["baseline"] if r == baseline else []) + ([labels[r]] if r in labels else []) + (["partial: " + ", ".join(lack)] if lack else []))
     info = pd.DataFrame({"kind": "ours", "note": [note(r) for r in runs]}, index=runs)
     for s, v, n in _published(metric, cols, "static", res):
         vals.loc[s], marks.loc[s], info.loc[s] = pd.Series(v, dtype=float), "", ("published", n)
@@ -307,7 +316,7 @@ def agent_paper_table(res: dict) -> PaperTable:
     agents = list(dict.fromkeys(ag["agent"]))
     cols = list(AGENT_TABLE_COLUMNS.values())
     vals = pd.DataFrame(np.nan, index=agents, columns=cols)
-    notes = []
+    notes, labels = [], labels_of(res, "agents")
     for a in agents:
         sub = ag[ag.agent == a]
         for c, name in AGENT_TABLE_COLUMNS.items():
@@ -316,7 +325,7 @@ def agent_paper_table(res: dict) -> PaperTable:
             vals.loc[a, name] = 100 * v if c.startswith("alpha") else v
         have = sub["domain"].nunique()
         how = ", ".join(str(v) for v in sub[["policy", "protocol"]].dropna(axis=1).iloc[0]) if len(sub) else ""
-        notes.append("; ".join(x for x in (how, f"partial: covers {have}/{len(domains)} domains" if have < len(domains) else "") if x))
+        notes.append("; ".join(x for x in (how, labels.get(a, ""), f"partial: covers {have}/{len(domains)} domains" if have < len(domains) else "") if x))
     info = pd.DataFrame({"kind": "ours", "note": notes}, index=agents)
     for s, v, n in _published("alpha_ndcg@15", ["alpha_ndcg@15"], "agentic", res):
         vals.loc[s], info.loc[s] = pd.Series({AGENT_TABLE_COLUMNS[k]: x for k, x in v.items()}, dtype=float), ("published", n)
@@ -346,3 +355,29 @@ def save_paper_tables(res: dict, folder, **kw) -> list[Path]:
             write("paper_intervals", "tex", t.intervals_latex())
             _caption(folder, "paper_intervals", "95% bootstrap intervals (x 100) of the paper table's cells")
     return paths
+
+# %% ../nbs/12a_tables.ipynb #f492c30c
+VALIDITY_TABLES = ("judge_validity_tiers", "judge_validity_ordering", "judge_agreement")
+
+def _iv(v, ci) -> str:
+    lo, hi = ci if isinstance(ci, (list, tuple)) and len(ci) == 2 else (None, None)
+    return f"{format_cell(v, 2)} [{format_cell(lo, 2)}, {format_cell(hi, 2)}]"
+
+def validity_tables(obj: dict) -> list[tuple[str, str, pd.DataFrame]]:
+    "(name, caption, table) of a saved judge validity result (`JudgeValidity.to_json`): tiers, ordering and gaps, agreement between judges (when two judged)."
+    try:
+        who = f"{', '.join(obj['judges'])}; {obj['queries']} queries x 3 tiers x {obj['reps']} reps"
+        tiers, order, agree = pd.DataFrame(obj["tiers"]), pd.DataFrame(obj["ordering"]), pd.DataFrame(obj.get("agreement") or [])
+        gaps = [c for c in order.columns if "-" in c and not c.endswith("_ci")]
+        order = pd.DataFrame({"judge": order["judge"], "metric": order["metric"], "queries": order["queries"],
+                              "means in order": order["means_ordered"].map({True: "yes", False: "NO"}), "queries in order": order["ordered_share"],
+                              **{f"{g} [95% CI]": [_iv(v, ci) for v, ci in zip(order[g], order[f"{g}_ci"])] for g in gaps}})
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise BrightproError(f"not a saved judge validity result (`brightpro judge --validity --json`): {type(e).__name__} {e}") from None
+    out = [(VALIDITY_TABLES[0], f"Judge validity ({who}): OQ and RC per answer tier, mean and spread over all judgings; sd reps: mean spread over the reps of one answer", tiers),
+           (VALIDITY_TABLES[1], f"Judge validity ({who}): reference > truncated > off-topic, and the gaps between tiers (paired bootstrap over queries)", order)]
+    if len(agree):
+        agree = pd.DataFrame({"scale": agree["scale"], "statistic": agree["statistic"], "pairs": agree["pairs"],
+                              "value [95% CI]": [_iv(v, (lo, hi)) for v, lo, hi in zip(agree["value"], agree["ci_low"], agree["ci_high"])]})
+        out.append((VALIDITY_TABLES[2], f"Agreement between the judges {' and '.join(obj['judges'])} (same answer, same rep; bootstrap over queries)", agree))
+    return out

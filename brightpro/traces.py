@@ -16,15 +16,16 @@ from .core import DOMAINS, BrightproError, atomic_write, file_digest, one_line, 
 from .render import format_cell, text_table
 
 # %% auto #0
-__all__ = ['TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE', 'AUTHORS_OK', 'read_jsonl', 'check_trace', 'check_judgement',
-           'read_checked', 'run_meta', 'run_domains', 'domains_in_run', 'run_dataset', 'dataset_label',
-           'dataset_differs', 'domain_traces', 'read_judgements', 'trace_answers', 'round_union', 'seen_docs',
-           'trace_R', 'read_traces', 'cut_torn_line', 'JsonlWriter', 'sort_traces', 'judgement_key', 'merge_judgements',
-           'fresh_judgements', 'rep_summary', 'table_lines', 'omitted_aspects', 'authors_docids', 'authors_searches',
-           'authors_trace', 'read_authors_file', 'authors_files', 'write_authors_runs']
+__all__ = ['TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE', 'VALIDITY_FILE', 'AUTHORS_OK', 'read_jsonl', 'check_trace',
+           'check_judgement', 'read_checked', 'run_meta', 'run_domains', 'domains_in_run', 'run_dataset',
+           'dataset_label', 'dataset_differs', 'domain_traces', 'read_judgements', 'trace_answers', 'round_union',
+           'seen_docs', 'trace_R', 'read_traces', 'cut_torn_line', 'JsonlWriter', 'sort_traces', 'judgement_key',
+           'merge_judgements', 'fresh_judgements', 'rep_summary', 'table_lines', 'omitted_aspects', 'authors_docids',
+           'authors_searches', 'authors_trace', 'read_authors_file', 'authors_files', 'write_authors_runs']
 
 # %% ../nbs/09c_traces.ipynb #c356c8b2
 TRACES_FILE, JUDGEMENTS_FILE, META_FILE = "traces.jsonl", "judgements.jsonl", "meta.json"
+VALIDITY_FILE = "judge-validity.json"   # `judge --validity RUN_DIR` saves it; the report's summary page shows it
 
 def _lines(path) -> tuple[list[bytes], bytes]:
     "The newline-ended lines of a file ([] if absent) and what follows the last newline (b'' unless a kill tore it)."
