@@ -56,7 +56,7 @@ def _in_hub_cache(model: str) -> bool:
     except Exception: return False   # not cached, or not a valid repository name
 
 # %% ../nbs/05d_dense.ipynb #5d0e0a02
-CPU_BATCH, GPU_BATCH = 16, 128   # CPU: measured with bench_dense.py --batch-sizes; GPU: a choice
+CPU_BATCH, GPU_BATCH = 32, 128   # CPU: measured with bench_dense.py --batch-sizes; GPU: a choice
 _said = set()
 
 def auto_device() -> str:
@@ -182,7 +182,7 @@ def _listed_chunks(manifest_file: Path, n: int, dim: int) -> list:
 RACY_NS = 2 * 10**9   # a file changed this recently may change again within its mtime's resolution: hashed until older
 
 def _verified(record: Path, stamp: list) -> set:
-    "The chunks `record` says were hashed and matched while the file had `stamp` (size, mtime_ns, inode); none when it changed since."
+    "The chunks `record` says were hashed and matched while the file had `stamp` (size, mtime, ctime, inode); none when it changed since."
     try:
         v = json.loads(Path(record).read_text())
         return {tuple(c) for c in v["chunks"]} if v["stamp"] == stamp else set()
@@ -208,14 +208,14 @@ class EmbeddingCache:
         try:
             st = self.file.stat()
             if st.st_size != self.n * self.dim * 4: return []
-            stamp, record = [st.st_size, st.st_mtime_ns, st.st_ino], self.path/"verified.json"
+            stamp, record = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino], self.path/"verified.json"
             trusted, good, end, hashed = _verified(record, stamp), [], 0, False
             for s, e, d in _listed_chunks(self.manifest_file, self.n, self.dim):
                 if s < end: continue
                 if (s, e, d) not in trusted: hashed = True
                 if (s, e, d) in trusted or bytes_digest(self._read_rows(s, e)) == d: good.append([s, e, d]); end = e
             st = self.file.stat()   # again: a write meanwhile makes the verdict stale
-            if hashed and [st.st_size, st.st_mtime_ns, st.st_ino] == stamp and time.time_ns() - st.st_mtime_ns > RACY_NS:
+            if hashed and [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino] == stamp and time.time_ns() - st.st_ctime_ns > RACY_NS:
                 try:
                     with atomic_write(record) as f: json.dump({"stamp": stamp, "chunks": good}, f)
                 except OSError: pass   # a read-only cache: hashed again next time
