@@ -389,25 +389,27 @@ class Dense(Retriever):
 
 # %% ../nbs/05d_dense.ipynb #5d0e0a06
 @patch
-def _check_use(self: Dense):
-    "What is checked before the model is used, loaded or not: an API-only recipe, the recipe's environment, the note of no recipe."
+def _check_use(self: Dense, note: bool = True):
+    "What is checked before the model is used, loaded or not: an API-only recipe, the recipe's environment; the `note` of no recipe."
     if self.recipe and self.recipe.library == "openai":   # served by an API only (Endpoint has its own model)
         raise BrightproError(f"{self.model_name!r} is served by an API, not loaded: use the retriever 'api:{self.model_name}' with its base_url")
     if self.recipe and self.environment is None: self.environment = check_environment(self.recipe, self.outside_environment)
-    if self.named and not self.recipe and not (self.query_instruction or self.doc_instruction): _no_recipe_note(self.model_name)
+    if note and self.named and not self.recipe and not (self.query_instruction or self.doc_instruction): _no_recipe_note(self.model_name)
 
 # %% ../nbs/05d_dense.ipynb #802fde04
 @patch(as_prop=True)
 def model(self: Dense):
     "The loaded model, on the device given or found (`auto_device`); a recipe outside its environment stops here first (unless `outside_environment`)."
-    self._check_use()
+    self._check_use(note=False)   # the note of no recipe comes once the model loaded
     if self.encoding_device is None: self.encoding_device = self.device or auto_device()
     if self.encoder == "instruction_excluded":
         if self.devices: raise BrightproError(f"dense model {self.model_name!r} encodes through its own encode, on one device; "
                                               f"give one device (device=cuda:0), or shard the corpus over processes")
         return load_own_encoder(self.model_name, self.library, self.encoding_device, self.dtype, self.trust_remote_code)
-    return load_sentence_transformer(self.model_name, "cpu" if self.devices else self.encoding_device, self.max_length, self.trust_remote_code,
-                                     self.dtype, self.padding_side, self.include_prompt, self.pooling)   # a pool moves it to its devices
+    m = load_sentence_transformer(self.model_name, "cpu" if self.devices else self.encoding_device, self.max_length, self.trust_remote_code,
+                                  self.dtype, self.padding_side, self.include_prompt, self.pooling)   # a pool moves it to its devices
+    self._check_use()
+    return m
 
 
 # %% ../nbs/05d_dense.ipynb #5d0e0a09

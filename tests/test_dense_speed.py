@@ -1,6 +1,6 @@
 """Dense that uses the hardware it has (issue 22): the device found automatically, the batch by device, cache verdicts
 kept by stat instead of hashing every open, and a run served from the cache that imports no sentence-transformers."""
-import json, os, subprocess, sys, time
+import json, os, subprocess, sys
 from pathlib import Path
 
 import numpy as np
