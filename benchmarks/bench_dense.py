@@ -11,6 +11,10 @@ GPU: MiniLM then takes well under a minute; an 8B model in bf16 a few minutes on
 --data DIR's documents/earth_science.parquet. Model: the packaged all-MiniLM-L6-v2 unless --model (any model in the
 Hugging Face cache; its recipe's precision and batch size apply). Run:
   .venv/bin/python benchmarks/bench_dense.py [--device cpu|cuda|cuda:0,cuda:1] [--model NAME] [--docs N] [--base-url URL]
+
+--batch-sizes 8,16,32,64: instead, documents/s of `Dense.encode` (length-ordered batches, no cache) at each batch size,
+interleaved over --repeats, the fastest of each kept (how brightpro.dense.CPU_BATCH was chosen), and the largest
+embedding difference to the first batch size. The start-up of a run served from the cache: bench_dense_start.py.
 """
 from __future__ import annotations
 import argparse, os, sys, tempfile, time, tracemalloc
@@ -68,6 +72,28 @@ def search_memory(rows: int, dim: int, queries: int = 64, k: int = 1000) -> dict
     return {"rows": rows, "dim": dim, "queries": queries, "k": k, "seconds": seconds, "peak_bytes": peak, "cache_bytes": rows * dim * 4}
 
 
+def batch_sizes(args):
+    "Documents/s of `Dense.encode` (length order, no cache) at each batch size, interleaved, the fastest of --repeats kept."
+    from brightpro.core import quiet_progress
+    from brightpro.dense import Dense
+    sizes = [int(x) for x in args.batch_sizes.split(",")]
+    texts = sample_texts(args.docs or 300, args.data)
+    runs = {b: Dense(args.model, device=args.device, batch_size=b) for b in sizes}
+    runs[sizes[0]].encode(texts[:16])   # warm-up: the model loaded once (shared by all)
+    best, out = {b: float("inf") for b in sizes}, {}
+    with quiet_progress():
+        for _ in range(args.repeats):
+            for b, r in runs.items():
+                with timer() as t: out[b] = r.encode(texts)
+                best[b] = min(best[b], t.s)
+    fastest = min(best.values())
+    rows = [[b, best[b], len(texts) / best[b], best[b] / fastest, float(np.abs(out[b] - out[sizes[0]]).max())] for b in sizes]
+    table(rows, ["batch", "s", "docs/s", "x the fastest", f"max |diff| vs batch {sizes[0]}"])
+    print(f"\n{len(texts)} documents, device {args.device}, fastest of {args.repeats} interleaved repeats")
+    path = save("bench_dense_batch", {"docs": len(texts), "device": args.device, "model": str(args.model or "packaged MiniLM"), "rows": rows})
+    print(f"wrote {path}")
+
+
 def main(argv=None):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -75,7 +101,7 @@ def main(argv=None):
     ap.add_argument("--docs", type=int, default=None, help="documents encoded (default 300 on a CPU, 20000 on a GPU)")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--model", default=None, help="a model name (in the Hugging Face cache) or folder; default the packaged MiniLM")
-    ap.add_argument("--batch-size", type=int, default=None, help="default the recipe's, else 64")
+    ap.add_argument("--batch-size", type=int, default=None, help="default the recipe's, else the device's (brightpro.dense.default_batch_size)")
     ap.add_argument("--data", default=None, help="a dataset folder: its earth_science documents instead of the sample's")
     ap.add_argument("--peak-tflops", type=float, default=None, help="the device's peak TFLOP/s, where the table has none")
     ap.add_argument("--base-url", default=None, help="an OpenAI-compatible embedding endpoint, measured through api:<model>")
@@ -83,7 +109,9 @@ def main(argv=None):
     ap.add_argument("--search-rows", type=int, default=124_000)
     ap.add_argument("--search-dim", type=int, default=4096)
     ap.add_argument("--no-search", action="store_true", help="skip the search memory check")
+    ap.add_argument("--batch-sizes", default=None, help="e.g. 8,16,32,64: documents/s of length-ordered batches at each size, then stop")
     args = ap.parse_args(argv)
+    if args.batch_sizes: return batch_sizes(args)
     from brightpro.core import quiet_progress
     from brightpro.dense import Dense, device_list
 
@@ -91,7 +119,9 @@ def main(argv=None):
     texts = sample_texts(args.docs or (20_000 if gpu else 300), args.data)
     ids, n = [f"d{i}" for i in range(len(texts))], len(texts)
     probe = Dense(args.model, device=args.device, batch_size=args.batch_size)
-    model, bs, devices = probe.model, probe.batch_size, device_list(args.device)
+    from brightpro.dense import default_batch_size
+    model, devices = probe.model, device_list(args.device)
+    bs = probe.batch_size or default_batch_size(probe.encoding_device)
     window = probe.doc_max_length or model.max_seq_length
     tokens = sum(min(len(x), window - 2) + 2 for x in model.tokenizer(texts, add_special_tokens=False, truncation=True, max_length=window)["input_ids"])
     params = sum(p.numel() for p in model.parameters())

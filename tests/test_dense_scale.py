@@ -60,11 +60,16 @@ def test_two_cpu_devices_through_the_pool_equal_one_device(sample):
     finally: _stop_pools()
 
 
+def _doc_caches(folder):
+    "The document embedding caches in `folder` (not the query caches, not models.json)."
+    return [p for p in folder.iterdir() if p.is_dir() and "-queries-" not in p.name]
+
+
 def test_a_shard_reports_what_remains_and_writes_no_run(bio, tmp_path):
     res = retrieve(bio, "dense", top=10, out=tmp_path/"runs", cache_dir=tmp_path/"c", options={"chunk": 16}, shard="2/3")
     assert res[0]["status"] == "shard 2/3 encoded; shards 1, 3 are missing: run them, then run without --shard to search"
     assert not (tmp_path/"runs").exists()
-    (cache_folder,) = (tmp_path/"c"/"dense").iterdir()
+    (cache_folder,) = _doc_caches(tmp_path/"c"/"dense")
     assert EmbeddingCache(cache_folder, 92, 384).missing() == [(0, 32), (64, 92)]   # only rows 32..63 (chunk grid of 16)
 
 
@@ -84,7 +89,7 @@ def test_concurrent_shards_then_one_search_equal_one_unsharded_run_byte_for_byte
     assert all(line.startswith(f"biology: shard {i}/3 encoded; ") for i, line in zip((1, 2, 3), lines)), lines
     assert any("every shard is present: run without --shard to search" in line for line in lines), lines   # the last to finish
     assert not (tmp_path/"sharded").exists()   # no run written by a shard
-    (c1,), (c2,) = (tmp_path/"c1"/"dense").iterdir(), (tmp_path/"c2"/"dense").iterdir()
+    (c1,), (c2,) = _doc_caches(tmp_path/"c1"/"dense"), _doc_caches(tmp_path/"c2"/"dense")
     assert c1.name == c2.name
     manifest = (c2/"manifest.json").read_text()
     assert [c[:2] for c in EmbeddingCache(c2, 92, 384).chunks] == [[0, 16], [16, 32], [32, 48], [48, 64], [64, 80], [80, 92]]
