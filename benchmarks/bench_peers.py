@@ -154,8 +154,10 @@ def _bp_domain(spec, d) -> dict:
     jobs = {"index_jobs": spec["index_jobs"]} if spec.get("index_jobs", 1) > 1 and "index_jobs" in inspect.signature(BM25Bright).parameters else {}
     r, tok = BM25Bright(analyzer_thread=spec.get("analyzer_thread", True), **jobs), [0.0]
     analyze = r.analyzer.analyze_ids
-    def timed_analyze(*a, **kw):  # to split tokenizing from building the matrix
-        s = time.perf_counter(); out = analyze(*a, **kw); tok[0] += time.perf_counter() - s; return out
+    def timed_analyze(*a, **kw):  # to split tokenizing from building the matrix (the outer call only: parts call it again)
+        r.analyzer.analyze_ids = analyze
+        try: s = time.perf_counter(); out = analyze(*a, **kw); tok[0] += time.perf_counter() - s; return out
+        finally: r.analyzer.analyze_ids = timed_analyze
     r.analyzer.analyze_ids = timed_analyze
     t = time.perf_counter(); r.index(docs.column("id"), docs.column("content")); index = time.perf_counter() - t
     t = time.perf_counter(); run = r.search(queries, spec["k"]); search = time.perf_counter() - t
