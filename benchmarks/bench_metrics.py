@@ -36,6 +36,8 @@ sys.path.insert(0, str(ROOT))
 from brightpro.runs import Run, write_trec_run
 from brightpro.metrics import Judgements, score_judgements
 from harness_reference import harness_alpha_ndcg   # beside this script: the plain-Python harness the tests also use
+try: import pytrec_eval  # noqa: F401 (the oracle; checked before any work)
+except ImportError: raise SystemExit("bench_metrics.py needs pytrec-eval-terrier (the dev extra): bash scripts/setup.sh dev") from None
 
 SIZES = {"biology": 103, "earth_science": 115, "economics": 99, "psychology": 100, "robotics": 101,
          "stackoverflow": 115, "sustainable_living": 106}

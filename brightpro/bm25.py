@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
-from .core import BrightproError, progress
+from .core import BrightproError, check_int, progress
 from .lucene import LuceneEnglishAnalyzer, as_arrow, standard_tokens
 from .runs import Run
 from .retriever import Retriever, digests_ok, load_arrays, ranked_run, save_arrays, settings_key, top_k, write_digests
@@ -40,9 +40,10 @@ def _posting_weights(tf: np.ndarray, docs: np.ndarray, per_term: np.ndarray, len
 class BM25Bright(Retriever):
     "The BRIGHT / Bright-Pro harness's BM25: Lucene English analysis + gensim LuceneBM25Model on documents and queries."
     name = "bm25-bright"
-    def __init__(self, k1: float = 0.9, b: float = 0.4, cache_dir=None, analyzer_thread: bool = True):
+    def __init__(self, k1: float = 0.9, b: float = 0.4, cache_dir=None, analyzer_thread: bool = True, index_jobs: int = 1):
         self.k1, self.b = float(k1), float(b)
         self.analyzer_thread = bool(analyzer_thread)  # False: analyse in this thread only (processes that fill the cores)
+        self.index_jobs = check_int(index_jobs, "index_jobs")  # processes that analyse a large corpus's parts at once
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.analyzer = LuceneEnglishAnalyzer()
         self.corpus_hash = None
@@ -95,7 +96,8 @@ def index(self: BM25Bright, doc_ids, texts) -> None:
     texts = self.keep_corpus(doc_ids, texts, fingerprint=self.cache_dir is not None)
     path = self._index_dir()
     if path is not None and self._load(path, len(texts)): return
-    docs, terms = self.analyzer.analyze_ids(texts, desc=f"{self.name} tokenizing", background=self.analyzer_thread)
+    docs, terms = self.analyzer.analyze_ids(texts, desc=f"{self.name} tokenizing", background=self.analyzer_thread,
+                                              jobs=self.index_jobs)
     self.analyzer.forget_pieces()  # the piece cache only speeds up indexing; free it before searching
     self.index_terms(docs, terms, len(texts), path)
 

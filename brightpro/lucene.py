@@ -6,9 +6,9 @@ Docs: https://brightpro.github.io/brightpro/lucene.html.md"""
 
 # %% ../nbs/04_lucene.ipynb #2648aba1
 from __future__ import annotations
-import functools, re
+import functools, multiprocessing, os, re, sys, threading
 import unicodedata
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from itertools import chain
 
 import numpy as np
@@ -16,11 +16,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from fastcore.basics import patch
 
-from .core import progress, ragged_arange
+from .core import check_int, exit_with_parent, progress, quiet_progress, ragged_arange
 
 # %% auto #0
-__all__ = ['LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'as_arrow', 'porter_stem', 'lucene_stem_words', 'token_re',
-           'standard_tokens', 'LuceneEnglishAnalyzer']
+__all__ = ['LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'PART_MIN_BYTES', 'as_arrow', 'porter_stem', 'lucene_stem_words',
+           'token_re', 'standard_tokens', 'LuceneEnglishAnalyzer', 'part_bounds']
 
 # %% ../nbs/04_lucene.ipynb #3e2ec142
 def as_arrow(texts) -> pa.ChunkedArray:
@@ -609,9 +609,14 @@ class _Done:
     def result(self): return self.value
 
 @patch
-def analyze_ids(self: LuceneEnglishAnalyzer, texts, batch_size=20_000, desc=None, background: bool = True):
+def analyze_ids(self: LuceneEnglishAnalyzer, texts, batch_size=20_000, desc=None, background: bool = True,
+                jobs: int = 1, # processes: a large corpus is cut into parts analysed at once (`_analyze_in_parts`), same ids
+                min_part_bytes: int | None = None, # bytes of text a part needs at least (None: PART_MIN_BYTES)
+               ):
     "Term ids of every text, growing `vocab`: (doc_index, term_id) int32 arrays, one pair per token, in text order."
     texts = as_arrow(texts)
+    if check_int(jobs, "jobs") > 1 and len(bounds := part_bounds(texts, jobs, min_part_bytes)) > 2:
+        return self._analyze_in_parts(texts, bounds, batch_size, desc, background)
     starts = range(0, len(texts), batch_size)
     docs_out, terms_out = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]
     bar = progress(total=len(texts), desc=desc or "tokenizing", unit="doc")
@@ -626,3 +631,57 @@ def analyze_ids(self: LuceneEnglishAnalyzer, texts, batch_size=20_000, desc=None
             bar.update(min(batch_size, len(texts) - start))
     bar.close()
     return np.concatenate(docs_out), np.concatenate(terms_out)
+
+# %% ../nbs/04_lucene.ipynb #d6f6f31a
+PART_MIN_BYTES = 16 * 2**20  # about 0.4 s of analysis on one core: below that a worker process does not pay for itself
+
+def part_bounds(texts: pa.ChunkedArray, parts: int, min_bytes: int | None = None) -> list[int]:
+    "Where to cut `texts` into at most `parts` runs of about equal bytes, each of at least `min_bytes`: [0, ..., len(texts)]."
+    cum = np.cumsum(pc.binary_length(texts).to_numpy(zero_copy_only=False), dtype=np.int64)
+    total, min_bytes = int(cum[-1]) if len(cum) else 0, PART_MIN_BYTES if min_bytes is None else min_bytes
+    parts = max(1, min(parts, len(texts), total // max(min_bytes, 1)))
+    cuts = np.searchsorted(cum, total * np.arange(1, parts) / parts, side="right")  # the first text past each share
+    return sorted({0, len(texts), *map(int, cuts[(cuts > 0) & (cuts < len(texts))])})
+
+# %% ../nbs/04_lucene.ipynb #8ee32e93
+_part_texts = None  # a part worker's corpus
+
+def _keep_texts(texts: pa.ChunkedArray, parent: int | None = None):
+    "A part worker's initializer: keep the corpus (inherited, not copied, when forked); end with the `parent` process."
+    global _part_texts
+    _part_texts = texts
+    if parent is not None: exit_with_parent(parent)
+
+def _analyze_part(start: int, stop: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    "A part worker's texts[start:stop]: each text's number of terms, the term ids in a fresh vocabulary, that vocabulary."
+    an = LuceneEnglishAnalyzer()
+    with quiet_progress(): docs, terms = an.analyze_ids(_part_texts.slice(start, stop - start), background=False)
+    return np.bincount(docs, minlength=stop - start).astype(np.int32), terms, list(an.vocab)
+
+# %% ../nbs/04_lucene.ipynb #8c80b3d0
+@patch
+def _add_part(self: LuceneEnglishAnalyzer, counts: np.ndarray, terms: np.ndarray, vocab: list[str], start: int):
+    "A part's (doc index, term id) pairs in this analyzer's ids; its new terms join `vocab` in the part's order."
+    own = self.vocab
+    new = [t for t in vocab if t not in own]
+    own.update(zip(new, range(len(own), len(own) + len(new))))
+    remap = np.fromiter(map(own.__getitem__, vocab), np.int32, len(vocab))
+    return np.repeat(np.arange(start, start + len(counts), dtype=np.int32), counts), remap[terms]
+
+# %% ../nbs/04_lucene.ipynb #54069a72
+def _start_method() -> str:
+    "'fork' where it is safe (Linux, no other thread in this process once tqdm's idle monitor is stopped), else 'spawn'."
+    if sys.platform != "linux": return "spawn"
+    for t in threading.enumerate():
+        if type(t).__name__ == "TMonitor": t.exit()  # tqdm's monitor (it starts again with the next bar)
+    return "fork" if threading.active_count() == 1 else "spawn"
+
+@patch
+def _analyze_in_parts(self: LuceneEnglishAnalyzer, texts: pa.ChunkedArray, bounds: list[int], batch_size: int, desc, background: bool):
+    "`analyze_ids` of texts[bounds[i]:bounds[i+1]], the first part here and the others in worker processes, merged in order."
+    with ProcessPoolExecutor(len(bounds) - 2, mp_context=multiprocessing.get_context(_start_method()),
+                             initializer=_keep_texts, initargs=(texts, os.getpid())) as pool:
+        futures = [pool.submit(_analyze_part, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
+        docs, terms = self.analyze_ids(texts.slice(0, bounds[1]), batch_size, desc, background)
+        parts = [(docs, terms)] + [self._add_part(*f.result(), start) for f, start in zip(futures, bounds[1:-1])]
+    return np.concatenate([d for d, _ in parts]), np.concatenate([t for _, t in parts])

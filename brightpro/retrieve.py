@@ -130,6 +130,7 @@ def retrieve_domain(domain: Domain, # a loaded domain
                     options: dict | None = None, # a retriever name's options, e.g. {"k1": 1.2}
                     slug: str | None = None, # the run's folder name (default: the retriever's, marked with the domain's configs)
                     analyzer_thread: bool = True, # False: a retriever built here analyses without a background thread
+                    index_jobs: int = 1, # processes a retriever built here may analyse a large corpus in (bm25-bright)
                     shard=None, # 'I/N' or (i, n): encode only that share of the corpus into the cache, write no run
                    ) -> dict:
     "Retrieve for one loaded `Domain` with a retriever name or instance; returns {'domain', 'status', 'paths', 'seconds'}."
@@ -140,7 +141,8 @@ def retrieve_domain(domain: Domain, # a loaded domain
     queries = dict(domain.query_text)
     if not queries: raise BrightproError(f"{domain.name}: no queries")
     build = lambda: retriever if isinstance(retriever, Retriever) else get_retriever(
-        name, domain=domain.name, cache_dir=cache_dir, analyzer_thread=analyzer_thread, benchmark=domain.benchmark,
+        name, domain=domain.name, cache_dir=cache_dir, analyzer_thread=analyzer_thread, index_jobs=index_jobs,
+        benchmark=domain.benchmark,
         long=domain.documents_config == "long_documents", **opts)
     if shard is not None:   # one share of the corpus into the cache; no search, no run
         r = build()
@@ -237,7 +239,7 @@ def retrieve(domains: dict[str, Domain], # the loaded domains, {name: Domain} as
              force: bool = False, # retrieve again even when a run is up to date
              cache_dir=None, # where indexes and embeddings are cached (default: brightpro's cache folder)
              options: dict | None = None, # a retriever name's options, e.g. {"k1": 1.2}
-             jobs: int = 1, # domains retrieved at once, each in a worker process
+             jobs: int = 1, # domains retrieved at once, each in a worker process (and a large corpus analysed in up to `jobs`)
              echo=None, # called with one line per domain as it finishes
              shard=None, # 'I/N' or (i, n): encode only that share of each corpus into the embedding cache, write no run
             ) -> Retrieval:
@@ -249,7 +251,8 @@ def retrieve(domains: dict[str, Domain], # the loaded domains, {name: Domain} as
     slug = _slug(label, next(iter(domains.values())))
     if shard is None: check_out_folder(Path(out)/slug)   # and so does an out folder that cannot be written
     else: shard = check_shard(shard)
-    settings = dict(retriever=retriever, top=top, out=out, force=force, cache_dir=cache_dir, options=options, slug=slug, shard=shard)
+    settings = dict(retriever=retriever, top=top, out=out, force=force, cache_dir=cache_dir, options=options, slug=slug, shard=shard,
+                    index_jobs=jobs)
     if jobs > 1 and len(domains) > 1: return _retrieve_in_workers(domains, jobs, settings, label, echo)
     results = Retrieval()
     for domain in progress(domains.values(), total=len(domains), desc=f"retrieve {label}", unit="domain"):

@@ -90,18 +90,32 @@ def keep_corpus(self: Retriever, doc_ids, texts, fingerprint: bool = True) -> pa
     return texts
 
 # %% ../nbs/05_retriever.ipynb #15a3ebc2
+def _stat(path: Path) -> list[int]: st = path.stat(); return [st.st_size, st.st_mtime_ns]
+
 def write_digests(folder: Path):
-    "Record a checksum of every file in `folder` (digests.json), so a corrupt file is detected on reuse."
+    "Record a checksum, size and mtime_ns of every file in `folder` (digests.json), so a corrupt file is detected on reuse."
     files = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name != "digests.json")
-    digests = {n: file_digest(folder/n) for n in files}
+    digests = {n: {"digest": file_digest(folder/n), "stat": _stat(folder/n)} for n in files}
     with atomic_write(folder/"digests.json") as f: json.dump(digests, f)
 
 def digests_ok(folder: Path) -> bool:
-    "True when every file recorded in digests.json is present and unchanged."
+    "True when every file recorded in digests.json is present and unchanged; only a file whose size or mtime changed is hashed."
     try: digests = json.loads((folder/"digests.json").read_text())
     except (OSError, ValueError): return False
-    try: return bool(digests) and all(file_digest(folder/n) == d for n, d in digests.items())
+    if not digests or not isinstance(digests, dict): return False
+    restat = {}
+    try:
+        for n, rec in digests.items():
+            rec = rec if isinstance(rec, dict) else {"digest": rec}  # written before stats were recorded: hash it
+            if rec.get("stat") == _stat(folder/n): continue
+            if file_digest(folder/n) != rec.get("digest"): return False
+            restat[n] = {"digest": rec["digest"], "stat": _stat(folder/n)}
     except OSError: return False
+    if restat:  # the same bytes with a new stat (copied, touched): record it, so the next load hashes nothing
+        try:
+            with atomic_write(folder/"digests.json") as f: json.dump({**digests, **restat}, f)
+        except OSError: pass  # a read-only cache stays usable, hashed each time
+    return True
 
 # %% ../nbs/05_retriever.ipynb #73e92791
 def save_arrays(path: Path, arrays: dict, meta: dict, texts: dict = {}):

@@ -168,7 +168,7 @@ _OPTION_RULES = {
 }
 
 # %% ../nbs/05f_retrievers.ipynb #af6932ce
-_CONTEXT = ("self", "model", "retrievers", "domain", "cache_dir", "analyzer_thread", "benchmark", "long")   # set by the name and the pipeline, not options
+_CONTEXT = ("self", "model", "retrievers", "domain", "cache_dir", "analyzer_thread", "index_jobs", "benchmark", "long")   # set by the name and the pipeline, not options
 
 def _takes(cls) -> list[str]: return [p for p in inspect.signature(cls.__init__).parameters if p not in _CONTEXT]
 
@@ -205,11 +205,11 @@ def _build(name: str, context: dict, options: dict) -> Retriever:
     if r.name == Retriever.name: r.name = name   # the run is named by its spec unless the class names itself
     return r
 
-def get_retriever(name: str, domain: str = "", cache_dir=None, analyzer_thread: bool = True, benchmark: str = "bright-pro",
-                  long: bool = False, **options) -> Retriever:
-    "A retriever from its name (see `RETRIEVER_FORMS`), its `options` checked first (`check_options`); `analyzer_thread` for BM25Bright; the domain's `benchmark` and `long` documents pick a dense recipe's instructions."
+def get_retriever(name: str, domain: str = "", cache_dir=None, analyzer_thread: bool = True, index_jobs: int = 1,
+                  benchmark: str = "bright-pro", long: bool = False, **options) -> Retriever:
+    "A retriever from its name (see `RETRIEVER_FORMS`), its `options` checked first (`check_options`); `analyzer_thread` and `index_jobs` for BM25Bright; the domain's `benchmark` and `long` documents pick a dense recipe's instructions."
     name = (name or "").strip()
-    context = {"domain": domain, "cache_dir": cache_dir, "analyzer_thread": analyzer_thread, "benchmark": benchmark, "long": long}
+    context = {"domain": domain, "cache_dir": cache_dir, "analyzer_thread": analyzer_thread, "index_jobs": index_jobs, "benchmark": benchmark, "long": long}
     return _build(name, context, check_options(name, options))
 
 # %% ../nbs/05f_retrievers.ipynb #2985a952

@@ -282,3 +282,20 @@ def test_against_lucene(tmp_path):
         tokens, terms = ([x for x in part.split("\x01") if x] for part in r.split("\x02"))
         assert standard_tokens(text) == tokens, text
         assert an.analyze(text) == terms, text
+
+
+# --- jobs: parts analysed in worker processes, merged into the ids and vocabulary of one process ------------------
+@pytest.mark.parametrize("jobs", [2, 4])
+def test_analyze_ids_in_parts_matches_one_process(jobs):
+    texts = synthetic_texts(400, seed=3) + ["Ünïcödé naïve Zürich's", "", "x" * 300] + synthetic_texts(200, seed=4)
+    one, parts = LuceneEnglishAnalyzer(), LuceneEnglishAnalyzer()
+    for an in (one, parts): an.analyze_ids(["zebras graze", "the new cats"])  # a vocabulary grown before
+    expected = one.analyze_ids(texts)
+    got = parts.analyze_ids(texts, jobs=jobs, min_part_bytes=1)
+    assert got[0].tolist() == expected[0].tolist() and got[1].tolist() == expected[1].tolist()
+    assert list(parts.vocab.items()) == list(one.vocab.items())
+    assert got[0].dtype == expected[0].dtype and got[1].dtype == expected[1].dtype
+
+
+def test_analyze_ids_jobs_are_checked():
+    with pytest.raises(Exception, match="jobs must be a positive integer, got 0"): LuceneEnglishAnalyzer().analyze_ids(["a"], jobs=0)

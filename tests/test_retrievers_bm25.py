@@ -223,3 +223,84 @@ def test_top_k_equals_a_stable_sort(seed):
     s[rng.random(5000) < 0.3] = 0
     for k in (1, 7, 100, 1000, 4999, 5000, 6000):
         assert top_k(s, k).tolist() == np.argsort(-s, kind="stable")[:k].tolist(), k
+
+
+# --- index_jobs: a corpus analysed in parts, in worker processes, gives the same index byte for byte ----------------
+SAMPLE = Path(__file__).resolve().parents[1]/"brightpro"/"sample"/"bright_pro"
+
+
+def saved_index(cache, texts, jobs):
+    "Every file of the index BM25Bright(index_jobs=jobs) saves, as bytes; digests.json as its digests (its stats are times)."
+    ids = [f"d{i}" for i in range(len(texts))]
+    BM25Bright(cache_dir=cache, index_jobs=jobs).index(ids, texts)
+    (folder,) = [p for p in (cache/"bm25-bright").iterdir() if p.is_dir()]
+    files = {p.name: p.read_bytes() for p in folder.iterdir() if p.name != "digests.json"}
+    return files, {n: r["digest"] for n, r in json.loads((folder/"digests.json").read_text()).items()}
+
+
+def corpus(source, tmp_path):
+    import pyarrow as pa, pyarrow.parquet as pq
+    from brightpro.synth import synth_domain
+    if source == "sample":  # the seven sample domains as one corpus
+        return pa.concat_tables([pq.read_table(p, columns=["content"]) for p in sorted((SAMPLE/"documents").glob("*.parquet"))]).column("content")
+    synth_domain("stackoverflow", tmp_path/"synth", scale=0.003)
+    return pq.read_table(tmp_path/"synth"/"documents"/"stackoverflow.parquet", columns=["content"]).column("content")
+
+
+@pytest.mark.parametrize("source", ["sample", "synth"])
+def test_index_jobs_give_the_same_index_byte_for_byte(tmp_path, monkeypatch, source):
+    import brightpro.lucene
+    texts = corpus(source, tmp_path)
+    one = saved_index(tmp_path/"one", texts, 1)
+    monkeypatch.setattr(brightpro.lucene, "PART_MIN_BYTES", 1)   # small corpora are analysed in parts too
+    calls, parts = [], LuceneEnglishAnalyzer._analyze_in_parts
+    monkeypatch.setattr(LuceneEnglishAnalyzer, "_analyze_in_parts", lambda self, texts, bounds, *a: calls.append(bounds) or parts(self, texts, bounds, *a))
+    for jobs in (2, 3):
+        assert saved_index(tmp_path/f"jobs{jobs}", texts, jobs) == one
+    assert [len(b) - 1 for b in calls] == [2, 3] and one[0]["vocab.txt"].count(b"\n") > 1000
+
+
+def test_index_jobs_is_context_not_an_option():
+    assert "index_jobs" not in get_retriever("bm25-bright").metadata() and get_retriever("bm25-bright", index_jobs=2).index_jobs == 2
+    from brightpro.retrievers import check_options
+    with pytest.raises(BrightproError, match="unknown option .index_jobs."): check_options("bm25-bright", {"index_jobs": 2})
+    with pytest.raises(BrightproError, match="index_jobs must be a positive integer, got 0"): BM25Bright(index_jobs=0)
+
+
+def test_warm_load_hashes_only_files_whose_stat_changed(tmp_path, monkeypatch):
+    "A second load of an unchanged index reads no file to hash it; a touched file is hashed once, then trusted again."
+    import brightpro.retriever as retriever
+    texts = synthetic_texts(150); ids = [f"d{i}" for i in range(len(texts))]
+    BM25Bright(cache_dir=tmp_path).index(ids, texts)
+    hashed = []
+    digest = retriever.file_digest
+    monkeypatch.setattr(retriever, "file_digest", lambda p: hashed.append(Path(p).name) or digest(p))
+    warm = BM25Bright(cache_dir=tmp_path); warm.index(ids, texts)
+    assert warm.loaded_from_cache and hashed == []
+    (folder,) = [p for p in (tmp_path/"bm25-bright").iterdir() if p.is_dir()]
+    (folder/"idf.npy").touch()
+    for expected in (["idf.npy"], []):
+        again = BM25Bright(cache_dir=tmp_path); again.index(ids, texts)
+        assert again.loaded_from_cache and hashed == expected
+        hashed.clear()
+
+
+@pytest.mark.parametrize("domains", ["stackoverflow", "biology,economics,stackoverflow"])
+def test_retrieve_jobs_analyse_parts_and_write_the_runs_of_one_process(tmp_path, monkeypatch, domains):
+    "`retrieve(jobs=2)` hands its jobs to bm25-bright (in its domain workers too, which then start their own): the same runs."
+    import brightpro.lucene
+    from brightpro.data import load_domains
+    from brightpro.retrieve import retrieve
+    loaded = load_domains(domains)
+    retrieve(loaded, top=50, out=tmp_path/"1", cache_dir=tmp_path/"c1")
+    monkeypatch.setattr(brightpro.lucene, "PART_MIN_BYTES", 1)   # forked workers inherit it
+    calls, parts = [], LuceneEnglishAnalyzer._analyze_in_parts
+    monkeypatch.setattr(LuceneEnglishAnalyzer, "_analyze_in_parts", lambda self, *a: calls.append(1) or parts(self, *a))
+    retrieve(loaded, top=50, out=tmp_path/"2", cache_dir=tmp_path/"c2", jobs=2)
+    assert calls or "," in domains   # in this process for one domain; in the workers for several
+    for d in domains.split(","):
+        for suffix in (".trec", ".score.json"):
+            one, two = (tmp_path/j/"bm25-bright"/f"{d}{suffix}" for j in ("1", "2"))
+            assert two.read_bytes() == one.read_bytes(), (d, suffix)
+    saved = lambda c: {p.relative_to(c): p.read_bytes() for p in (c/"bm25-bright").rglob("*") if p.is_file() and p.name != "digests.json"}
+    assert saved(tmp_path/"c2") == saved(tmp_path/"c1")   # every index, byte for byte
