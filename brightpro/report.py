@@ -23,7 +23,7 @@ from .core import (BrightproError, atomic_write, check_alpha, check_int, check_k
 from .render import format_cell
 from .significance import holm, paired_randomization_test
 from .data import available_domains, load_domains
-from .retrieve import run_slug
+from .retrieve import run_slug, worker_start_method
 from .retrievers import get_retriever
 from .results import Layout, check_measures, ir_measure, prepare_results, results_ready
 from .tables import TABLE_FORMATS, png_size, read_captions
@@ -33,8 +33,9 @@ __all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY
            'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date', 'analysis_notebook', 'run_notebook',
            'notebook_error', 'PageKernel', 'kernel_kept', 'export_html', 'run_styles', 'smallest_p', 'power_note',
            'pairwise_beats', 'run_provenance', 'report_command', 'nav_html', 'Page', 'build_page', 'worker_pool',
-           'build_pages', 'page_task', 'Report', 'page_files', 'file_links', 'files_html', 'index_context',
-           'render_index', 'write_index', 'parse_named', 'check_report_settings', 'unlink_summary', 'build_report']
+           'build_pages', 'stage_workers', 'PageWorkers', 'page_task', 'Report', 'page_files', 'file_links',
+           'files_html', 'index_context', 'render_index', 'write_index', 'parse_named', 'check_report_settings',
+           'unlink_summary', 'build_report']
 
 # %% ../nbs/12b_report.ipynb #b5eccffa2
 def _source(cell) -> str: return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
@@ -432,6 +433,23 @@ def build_pages(tasks: list, jobs: int = 1, echo=None,
     finally: bar.close()
     return [pages[t["name"]] for t in tasks]
 
+# %% ../nbs/12b_report.ipynb #b83f5d2a
+def stage_workers(jobs: int):
+    "`jobs` worker processes for the stages before the pages, forked where safe, that end with this process; a null context (None) for one job."
+    if jobs == 1: return nullcontext()
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(worker_start_method()), initializer=exit_with_parent,
+                               initargs=(os.getpid(),))
+
+class PageWorkers:
+    "A `worker_pool` of `jobs` started on the first page submitted (none for a report whose pages are up to date)."
+    def __init__(self, jobs: int): self.jobs, self.pool = jobs, None
+    def submit(self, *args):
+        if self.pool is None: self.pool = worker_pool(self.jobs)
+        return self.pool.submit(*args)
+    def __enter__(self): return self
+    def __exit__(self, *exc):
+        if self.pool is not None: self.pool.shutdown(wait=True)
+
 # %% ../nbs/12b_report.ipynb #77f39d36
 def _page_inputs(layout: Layout, domains, s: dict) -> dict:
     "{name relative to out: path} of the files the pages of `domains` read."
@@ -719,8 +737,7 @@ def build_report(dataset="sample", # 'sample', 'hub' or a dataset folder
                               baseline=baseline, runs=runs, agent_dirs=agent_dirs, benchmark=benchmark, measures=measures)
     layout = Layout(check_writable_dir(out))
     try:
-        with folder_lock(layout.out, "report"), worker_pool(s["jobs"]) if s["jobs"] > 1 else nullcontext() as pool, kernel_kept():
-            return _build_report(layout, s, force, cache_dir, echo, pool)   # one set of workers, and warm kernels, for every stage
+        with folder_lock(layout.out, "report"), kernel_kept(): return _build_report(layout, s, force, cache_dir, echo)
     except OSError as e: raise _cannot_write(layout.out, e) from None
     except BrokenProcessPool: raise BrightproError(_NO_GUARD) from None
 
@@ -732,19 +749,21 @@ def _load_each(names, dataset, benchmark="brightpro") -> tuple[dict, dict]:
         except BrightproError as e: failed[d] = f"cannot be loaded: {one_line(e)}"
     return loaded, failed
 
-def _build_report(layout: Layout, s: dict, force, cache_dir, echo, pool=None) -> Report:
+def _build_report(layout: Layout, s: dict, force, cache_dir, echo) -> Report:
     seconds, t, say = {}, time.time(), echo or (lambda line: None)
     everything, failed = _load_each(available_domains(s["dataset"]) if s["agent"] else s["domains"], s["dataset"], s["benchmark"])   # once
     loaded = {d: everything[d] for d in s["domains"] if d in everything}   # (the agent's subset is drawn over all)
-    evaluated = prepare_results(loaded, retrievers=s["retrievers"], runs=s["runs"], agent_dirs=s["agent_dirs"], layout=layout, agent=s["agent"], k_values=s["k_values"],
-                                alpha=s["alpha"], baseline=s["baseline"], dataset=s["dataset"], population=everything, force=force,
-                                cache_dir=cache_dir, measures=s["measures"], pool=pool) if loaded else {}
+    with stage_workers(s["jobs"]) as pool:
+        evaluated = prepare_results(loaded, retrievers=s["retrievers"], runs=s["runs"], agent_dirs=s["agent_dirs"], layout=layout, agent=s["agent"],
+                                    k_values=s["k_values"], alpha=s["alpha"], baseline=s["baseline"], dataset=s["dataset"], population=everything,
+                                    force=force, cache_dir=cache_dir, measures=s["measures"], pool=pool) if loaded else {}
     evaluated = {d: evaluated.get(d) or failed[d] for d in s["domains"]}
     seconds["results"], t = round(time.time() - t, 3), time.time()
     say("results: " + ", ".join(f"{d} {v.split(':')[0] if results_ready(v) else 'failed'}" for d, v in evaluated.items()))
-    pages = _domain_pages(layout, s, evaluated, force, echo, pool)
-    seconds["pages"], t = round(time.time() - t, 3), time.time()
-    summary = _summary_page(layout, s, pages, force, echo, pool)
+    with PageWorkers(s["jobs"]) if s["jobs"] > 1 else nullcontext() as pool:   # the domain pages' warm workers build the summary
+        pages = _domain_pages(layout, s, evaluated, force, echo, pool)
+        seconds["pages"], t = round(time.time() - t, 3), time.time()
+        summary = _summary_page(layout, s, pages, force, echo, pool)
     if summary.status == "skipped": unlink_summary(layout, pages)
     seconds["summary"] = round(time.time() - t, 3)
     notes = [f"results of {d} {v}" for d, v in evaluated.items() if v.startswith("rewritten")]
