@@ -40,12 +40,13 @@ def run(code_root: Path, retrievers, agent, domains, out, jobs, cache) -> dict:
     return {"wall_s": wall, "cpu_s": cpu, **json.loads(p.stdout.strip().splitlines()[-1])}
 
 
-def digests(out: Path) -> dict:
-    "{file: digest} of what must not change: runs (.trec, .score.json), prf traces, results CSVs, page tables (CSV/MD/TEX) and figures (PNG)."
+def digests(out: Path, root: Path) -> dict:
+    "{file: digest} of what must not change: runs (.trec, .score.json), prf traces, results CSVs, page tables (CSV/MD/TEX) and figures (PNG); the code's folder `root` (in the agent's meta.json: where the sample is) blanked."
     keep = lambda rel, p: (rel.startswith("runs/") and (p.suffix == ".trec" or p.name.endswith(".score.json"))
                            or rel.startswith("agent/") and p.name in ("traces.jsonl", "meta.json")
                            or rel.startswith("results/") and p.suffix == ".csv" or "/tables/" in rel or p.suffix == ".png")
-    return {rel: hashlib.blake2b(p.read_bytes(), digest_size=16).hexdigest() for p in sorted(out.rglob("*"))
+    blank = lambda b: b.replace(str(root).encode(), b"<code>")
+    return {rel: hashlib.blake2b(blank(p.read_bytes()), digest_size=16).hexdigest() for p in sorted(out.rglob("*"))
             if p.is_file() and (rel := p.relative_to(out).as_posix()) and not rel.startswith(".staging") and keep(rel, p)}
 
 
@@ -105,13 +106,13 @@ def main(argv=None):
                     out, cache = tmp/f"{name}-jobs{jobs}-{i}", tmp/f"cache-{name}-jobs{jobs}-{i}"
                     r = run(root, args.retrievers, args.agent, args.domains, out, jobs, cache)
                     assert set(r["statuses"]) == {"built"}, r
-                    d = digests(out)
+                    d = digests(out, root)
                     if ref is None: ref = d
-                    r["identical"] = d == ref
+                    r["identical"], r["differ"] = d == ref, sorted(k for k in set(d) | set(ref) if d.get(k) != ref.get(k))
                     same.append(r["identical"])
                     results.setdefault(f"{name} jobs={jobs}", []).append(r)
                     print(f"{name} jobs={jobs} #{i + 1}: wall {r['wall_s']:.1f} s, cpu {r['cpu_s']:.1f} s, stages {r['seconds']}, "
-                          f"same bytes as the first: {r['identical']} ({len(d)} files)", flush=True)
+                          f"same bytes as the first: {r['identical']} ({len(d)} files{'; differ: ' + ', '.join(r['differ'][:8]) if r['differ'] else ''})", flush=True)
                     shutil.rmtree(cache, ignore_errors=True)
                     if not (name == "after" and jobs == 2 and i == 0): shutil.rmtree(out, ignore_errors=True)
         again = run(ROOT, args.retrievers, args.agent, args.domains, tmp/"after-jobs2-0", 2, tmp/"cache-again")
@@ -135,7 +136,10 @@ def main(argv=None):
     print(f"again, everything up to date (jobs=2): {again['wall_s']:.1f} s, {100 * again['wall_s'] / best('after jobs=2'):.1f}% of the cold run")
     print(f"a page's fixed cost (kernel + imports): fresh kernel each {spread(cost['fresh'])} s; kept kernel: first {cost['kept'][0]:.1f} s, "
           f"then {spread(cost['kept'][1:])} s")
-    print(f"every run's runs, results, page tables and PNG figures identical to the first's: {all(same)}")
+    noise = set(results["before jobs=2"][0]["differ"]) if "before jobs=2" in results else set()   # two runs of the same code
+    print(f"every run's runs, traces, results, page tables and PNG figures identical to the first's: {all(same)}"
+          + ("" if all(same) else f"; files that differ between two runs of the earlier code too: {', '.join(sorted(noise)) or 'none'}; "
+             f"others: {', '.join(sorted({f for v in results.values() for r in v for f in r['differ']} - noise)) or 'none'}"))
     print(f"{os.cpu_count()} CPUs; load average at the end {os.getloadavg()[0]:.1f} (a shared machine disturbs wall times)")
     save("bench_report", {"retrievers": args.retrievers, "agent": args.agent, "domains": args.domains, "against": args.against,
                           "runs": results, "again": again, "page_cost": cost, "identical": all(same), "loadavg": os.getloadavg()})
