@@ -1,67 +1,148 @@
-"""`build_report` (what `brightpro report` runs) on the whole bundled sample: jobs=2 against jobs=1, and a second run
-with everything up to date as a share of the first (goal: under 5%).
+"""`build_report` (what `brightpro report` runs) on the whole bundled sample, cold (an empty cache: indexes and
+embeddings built), `--jobs 2` against `--jobs 1`, today's code against an earlier commit's (`--against`, default
+main), with the report's own stage seconds; then a second run with everything up to date as a share of the first
+(goal: under 5%), and the fixed cost of a page (a kernel started and the page's imports) with a fresh kernel per
+page against one warm kernel kept for many.
 
-Each run is a fresh process (`python -c "... build_report(...)"`, as the command would be), into a fresh output
-folder, with the same warm cache folder (BM25 indexes, dense embeddings, documents), which a warm-up run fills first:
-so the runs measured differ only in the report's own stages (retrieval from cached indexes, the prf agent,
-evaluation, one notebook per domain, the summary, the index). Wall time includes Python's start and imports; the
-stage seconds `build_report` itself measures are printed too.
-Run: .venv/bin/python benchmarks/bench_report.py [--retrievers bm25-bright,bm25,dense,fusion:bm25-bright+dense] [--cache-dir DIR]
+Each run is a fresh process (`python -c "... build_report(...)"`, as the command would be) into a fresh output
+folder with a fresh cache folder. Wall seconds include Python's start and imports; CPU seconds are those of the
+whole process tree (workers and kernels included), which a shared machine disturbs less than wall time. Every
+run's runs, results, page tables and figures (PNG) are compared by digest with the first's: the check that
+parallel stages and warm kernels change no byte. Goal (issue 22): the default retrievers cold at most 30 s.
+Run: .venv/bin/python benchmarks/bench_report.py [--against REV] [--repeat N] [--retrievers ...] [--domains ...]
 """
 from __future__ import annotations
-import argparse, json, os, subprocess, sys, tempfile, time
+import argparse, hashlib, json, os, resource, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import save, table
 
+ROOT = Path(__file__).resolve().parent.parent
 CODE = """
 import json, sys
 from brightpro.report import build_report
-rep = build_report("sample", "all", retrievers=sys.argv[1].split(","), agent=sys.argv[2] or None, out=sys.argv[3], jobs=int(sys.argv[4]), cache_dir=sys.argv[5])
-print(json.dumps({"statuses": [p.status for p in rep.pages] + [rep.summary.status], "seconds": rep.seconds}))
+rep = build_report("sample", sys.argv[6], retrievers=sys.argv[1].split(","), agent=sys.argv[2] or None, out=sys.argv[3], jobs=int(sys.argv[4]), cache_dir=sys.argv[5])
+print(json.dumps({"statuses": [p.status for p in rep.pages] + [rep.summary.status], "seconds": rep.seconds,
+                  "page_seconds": {p.name: p.seconds for p in rep.pages + [rep.summary]}}))
 """
 
 
-def run(retrievers, agent, out, jobs, cache) -> tuple[float, dict]:
-    "Wall seconds of one build_report in a fresh process, and what it reported."
-    t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", CODE, retrievers, agent, str(out), str(jobs), str(cache)], capture_output=True, text=True,
-                       env={**os.environ, "BRIGHTPRO_PROGRESS": "0", "HF_HUB_OFFLINE": "1", "MPLBACKEND": "Agg"})
-    wall = time.perf_counter() - t
+def run(code_root: Path, retrievers, agent, domains, out, jobs, cache) -> dict:
+    "Wall and CPU seconds (this process tree) of one build_report in a fresh process, and what it reported."
+    before, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", CODE, retrievers, agent, str(out), str(jobs), str(cache), domains], capture_output=True,
+                       text=True, cwd=code_root, env={**os.environ, "PYTHONPATH": str(code_root), "BRIGHTPRO_PROGRESS": "0", "HF_HUB_OFFLINE": "1",
+                                                      "HF_DATASETS_OFFLINE": "1", "MPLBACKEND": "Agg"})
+    wall, after = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode: raise SystemExit(f"build_report failed ({p.returncode}):\n{p.stderr[-3000:]}")
-    return wall, json.loads(p.stdout.strip().splitlines()[-1])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall_s": wall, "cpu_s": cpu, **json.loads(p.stdout.strip().splitlines()[-1])}
+
+
+def digests(out: Path, root: Path) -> dict:
+    "{file: digest} of what must not change: runs (.trec, .score.json), prf traces, results CSVs, page tables (CSV/MD/TEX) and figures (PNG); the code's folder `root` (in the agent's meta.json: where the sample is) blanked."
+    keep = lambda rel, p: (rel.startswith("runs/") and (p.suffix == ".trec" or p.name.endswith(".score.json"))
+                           or rel.startswith("agent/") and p.name in ("traces.jsonl", "meta.json")
+                           or rel.startswith("results/") and p.suffix == ".csv" or "/tables/" in rel or p.suffix == ".png")
+    blank = lambda b: b.replace(str(root).encode(), b"<code>")
+    return {rel: hashlib.blake2b(blank(p.read_bytes()), digest_size=16).hexdigest() for p in sorted(out.rglob("*"))
+            if p.is_file() and (rel := p.relative_to(out).as_posix()) and not rel.startswith(".staging") and keep(rel, p)}
+
+
+def checkout(rev: str, where: Path) -> Path:
+    "The code of commit `rev` in a detached worktree at `where`."
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--force", str(where), rev], check=True, capture_output=True)
+    return where
+
+
+PAGE = """
+import json, sys, time
+from pathlib import Path
+from brightpro.report import analysis_notebook, run_notebook, kernel_kept, _kept_kernel
+nb = json.loads(analysis_notebook("domain_report").read_text())
+imports = next(c for c in nb["cells"] if c["cell_type"] == "code" and "import" in "".join(c["source"]))
+toy = {**nb, "cells": [imports]}
+tmp = Path(sys.argv[1]); (tmp/"imports.ipynb").write_text(json.dumps(toy))
+def times(kernel=None, n=3):
+    out = []
+    for i in range(n):
+        t = time.perf_counter(); run_notebook(tmp/"imports.ipynb", tmp/f"out{i}.ipynb", {}, tmp, kernel=kernel); out.append(time.perf_counter() - t)
+    return out
+fresh = times()
+with kernel_kept(): kept = times(_kept_kernel(tmp))
+print(json.dumps({"fresh": fresh, "kept": kept}))
+"""
+
+
+def page_cost(tmp: Path) -> dict:
+    "Seconds of a page that only runs the domain page's import cell: in a fresh kernel each, and in one kept kernel (the first starts it)."
+    p = subprocess.run([sys.executable, "-c", PAGE, str(tmp)], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT), "BRIGHTPRO_PROGRESS": "0", "MPLBACKEND": "Agg"})
+    if p.returncode: raise SystemExit(f"page cost failed:\n{p.stderr[-3000:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def spread(xs) -> str:
+    return f"{min(xs):.1f}-{max(xs):.1f}" if len(xs) > 1 else f"{xs[0]:.1f}"
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--retrievers", default="bm25-bright,bm25,dense,fusion:bm25-bright+dense")
     ap.add_argument("--agent", default="prf", help="prf, or '' for none")
-    ap.add_argument("--cache-dir", default=None, help="a cache folder to reuse (default: a fresh one, filled by the warm-up)")
+    ap.add_argument("--domains", default="all")
+    ap.add_argument("--against", default="main", help="the commit whose code is 'before' ('' to skip it)")
+    ap.add_argument("--repeat", type=int, default=1, help="cold runs per code and jobs")
     args = ap.parse_args(argv)
-    rows, results = [], {}
+    codes = {"after": ROOT}
+    rows, results, ref, same = [], {}, None, []
     with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
-        cache = Path(args.cache_dir or Path(tmp)/"cache")
-        warm, _ = run(args.retrievers, args.agent, Path(tmp)/"warm-up", 2, cache)
-        print(f"warm-up (fills the cache): {warm:.1f} s", flush=True)
-        for jobs in (1, 2):
-            out = Path(tmp)/f"jobs{jobs}"
-            first, rep1 = run(args.retrievers, args.agent, out, jobs, cache)
-            again, rep2 = run(args.retrievers, args.agent, out, jobs, cache)
-            assert set(rep1["statuses"]) == {"built"} and set(rep2["statuses"]) == {"up to date"}, (rep1, rep2)
-            results[jobs] = {"first_s": first, "again_s": again, "first_stages": rep1["seconds"], "again_stages": rep2["seconds"]}
-            rows.append([f"jobs={jobs}, first run", first, ", ".join(f"{k} {v:.1f}" for k, v in rep1["seconds"].items()), ""])
-            rows.append([f"jobs={jobs}, again (up to date)", again, ", ".join(f"{k} {v:.2f}" for k, v in rep2["seconds"].items()),
-                         f"{100 * again / first:.1f}% of the first"])
-            print(f"jobs={jobs}: first {first:.1f} s, again {again:.1f} s", flush=True)
-    ratio = results[2]["first_s"] / results[1]["first_s"]
-    pages = results[2]["first_stages"]["pages"] / results[1]["first_stages"]["pages"]
-    rows.append(["jobs=2 / jobs=1, first runs", ratio, "", ""])
-    rows.append(["jobs=2 / jobs=1, pages stage", pages, "", "the only stage jobs changes"])
-    table(rows, ["run", "wall s (ratio)", "stages (s, inside build_report)", "note"])
-    print(f"\nwhole sample: {args.retrievers} + agent {args.agent or 'none'}; {os.cpu_count()} CPUs; jobs=2 takes {ratio:.2f}x the time of jobs=1 "
-          f"({pages:.2f}x for the pages)")
-    save("bench_report", {"retrievers": args.retrievers, "agent": args.agent, "warm_up_s": warm, "runs": results, "jobs2_over_jobs1": ratio, "pages_jobs2_over_jobs1": pages})
+        tmp = Path(tmp)
+        if args.against: codes = {"before": checkout(args.against, tmp/"before"), **codes}
+        for i in range(args.repeat):
+            for name, root in codes.items():
+                for jobs in (1, 2):
+                    out, cache = tmp/f"{name}-jobs{jobs}-{i}", tmp/f"cache-{name}-jobs{jobs}-{i}"
+                    r = run(root, args.retrievers, args.agent, args.domains, out, jobs, cache)
+                    assert set(r["statuses"]) == {"built"}, r
+                    d = digests(out, root)
+                    if ref is None: ref = d
+                    r["identical"], r["differ"] = d == ref, sorted(k for k in set(d) | set(ref) if d.get(k) != ref.get(k))
+                    same.append(r["identical"])
+                    results.setdefault(f"{name} jobs={jobs}", []).append(r)
+                    print(f"{name} jobs={jobs} #{i + 1}: wall {r['wall_s']:.1f} s, cpu {r['cpu_s']:.1f} s, stages {r['seconds']}, "
+                          f"same bytes as the first: {r['identical']} ({len(d)} files{'; differ: ' + ', '.join(r['differ'][:8]) if r['differ'] else ''})", flush=True)
+                    shutil.rmtree(cache, ignore_errors=True)
+                    if not (name == "after" and jobs == 2 and i == 0): shutil.rmtree(out, ignore_errors=True)
+        again = run(ROOT, args.retrievers, args.agent, args.domains, tmp/"after-jobs2-0", 2, tmp/"cache-again")
+        assert set(again["statuses"]) == {"up to date"}, again
+        cost = page_cost(tmp)
+        if args.against: subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tmp/"before")], capture_output=True)
+    wall = {k: [r["wall_s"] for r in v] for k, v in results.items()}
+    for k, v in results.items():
+        stages = {s: sum(r["seconds"][s] for r in v) / len(v) for s in v[0]["seconds"]}
+        pages = sum(len(r["page_seconds"]) for r in v) / len(v)
+        rows.append([k, spread(wall[k]), spread([r["cpu_s"] for r in v]), ", ".join(f"{s} {x:.1f}" for s, x in stages.items()),
+                     f"{(stages['pages'] + stages['summary']) / pages:.1f}"])
+    table(rows, ["cold run", "wall s", "cpu s", "stages (s, mean)", "s per page"])
+    best = lambda k: min(wall[k])
+    print()
+    if "before jobs=1" in wall:
+        print(f"after/before, jobs=1: {best('after jobs=1') / best('before jobs=1'):.2f}x; jobs=2: {best('after jobs=2') / best('before jobs=2'):.2f}x "
+              f"(fastest runs' wall time)")
+    print(f"jobs=2/jobs=1 after: {best('after jobs=2') / best('after jobs=1'):.2f}x; goal: the default retrievers cold at most 30 s: "
+          f"after jobs=2 {best('after jobs=2'):.1f} s")
+    print(f"again, everything up to date (jobs=2): {again['wall_s']:.1f} s, {100 * again['wall_s'] / best('after jobs=2'):.1f}% of the cold run")
+    print(f"a page's fixed cost (kernel + imports): fresh kernel each {spread(cost['fresh'])} s; kept kernel: first {cost['kept'][0]:.1f} s, "
+          f"then {spread(cost['kept'][1:])} s")
+    noise = set(results["before jobs=2"][0]["differ"]) if "before jobs=2" in results else set()   # two runs of the same code
+    print(f"every run's runs, traces, results, page tables and PNG figures identical to the first's: {all(same)}"
+          + ("" if all(same) else f"; files that differ between two runs of the earlier code too: {', '.join(sorted(noise)) or 'none'}; "
+             f"others: {', '.join(sorted({f for v in results.values() for r in v for f in r['differ']} - noise)) or 'none'}"))
+    print(f"{os.cpu_count()} CPUs; load average at the end {os.getloadavg()[0]:.1f} (a shared machine disturbs wall times)")
+    save("bench_report", {"retrievers": args.retrievers, "agent": args.agent, "domains": args.domains, "against": args.against,
+                          "runs": results, "again": again, "page_cost": cost, "identical": all(same), "loadavg": os.getloadavg()})
 
 
 if __name__ == "__main__":

@@ -353,7 +353,7 @@ def add_report_command(sub):
     p.add_argument("--benchmark", choices=("brightpro", "bright"), default="brightpro", help="Bright-Pro (default) or original BRIGHT (nDCG@10 with excluded ids; no aspects, no agent)")
     p.add_argument("--measures", default=None, help="ir_measures-style names, e.g. 'nDCG@10 R@100': the pages' main table and the paper table's metric (the first)")
     p.add_argument("--out", default="reports", help="output folder (default reports/)")
-    p.add_argument("--jobs", type=int, default=1, help="domain notebooks run in parallel processes (default 1)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes for every stage: retrieval per retriever and domain, the prf agent, evaluation, pages (default 1)")
     p.add_argument("--k", default="5,10,25,50", help="cut-offs of the figures and tables (default 5,10,25,50)")
     p.add_argument("--alpha", type=float, default=0.5)
     p.add_argument("--baseline", default=None, help="the run the others are tested against (default the first retriever)")

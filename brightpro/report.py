@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno, html, json, logging, multiprocessing, os, re, shlex, shutil, tempfile, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from .core import (BrightproError, atomic_write, check_alpha, check_int, check_k
 from .render import format_cell
 from .significance import holm, paired_randomization_test
 from .data import available_domains, load_domains
-from .retrieve import run_slug
+from .retrieve import run_slug, worker_start_method
 from .retrievers import get_retriever
 from .results import Layout, check_measures, ir_measure, prepare_results, results_ready
 from .tables import TABLE_FORMATS, png_size, read_captions
@@ -30,10 +31,11 @@ from .tables import TABLE_FORMATS, png_size, read_captions
 # %% auto #0
 __all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY', 'DEFAULT_RETRIEVERS', 'notebook_digest',
            'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date', 'analysis_notebook', 'run_notebook',
-           'notebook_error', 'export_html', 'run_styles', 'smallest_p', 'power_note', 'pairwise_beats',
-           'run_provenance', 'report_command', 'nav_html', 'Page', 'build_page', 'build_pages', 'page_task', 'Report',
-           'page_files', 'file_links', 'files_html', 'index_context', 'render_index', 'write_index', 'parse_named',
-           'check_report_settings', 'unlink_summary', 'build_report']
+           'notebook_error', 'PageKernel', 'kernel_kept', 'export_html', 'run_styles', 'smallest_p', 'power_note',
+           'pairwise_beats', 'run_provenance', 'report_command', 'nav_html', 'Page', 'build_page', 'worker_pool',
+           'build_pages', 'stage_workers', 'PageWorkers', 'page_task', 'Report', 'page_files', 'file_links',
+           'files_html', 'index_context', 'render_index', 'write_index', 'parse_named', 'check_report_settings',
+           'unlink_summary', 'build_report']
 
 # %% ../nbs/12b_report.ipynb #b5eccffa2
 def _source(cell) -> str: return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
@@ -82,23 +84,33 @@ def analysis_notebook(name: str) -> Path:
     return path
 
 # %% ../nbs/12b_report.ipynb #b5eccffa29
-def _quiet_kernels(log):
-    "A kernel manager class whose kernels write their own stdout and stderr (start-up notes, shutdown) to the file `log`."
+def _quiet_kernels(log, keep: bool = False):
+    "A kernel manager class whose kernels write their own stdout and stderr (start-up notes, shutdown) to the file `log`; `keep`: one client at a time (a kept kernel serves many notebooks)."
     from jupyter_client.manager import AsyncKernelManager   # deferred: only pages start kernels
     class QuietKernelManager(AsyncKernelManager):
+        last = None
         async def start_kernel(self, **kw):
             kw.setdefault("stdout", log); kw.setdefault("stderr", log)
             return await AsyncKernelManager.start_kernel(self, **kw)
+        def client(self, **kw):
+            if keep and self.last is not None: self.last.stop_channels()   # the last notebook's
+            self.last = AsyncKernelManager.client(self, **kw)
+            return self.last
     return QuietKernelManager
 
-def run_notebook(notebook, output, params: dict, cwd):
-    "Execute `notebook` with papermill in a fresh kernel, in folder `cwd`, with `params`; the executed notebook goes to `output`."
+def run_notebook(notebook, output, params: dict, cwd,
+                 kernel=None, # a `PageKernel` to run it in (None: a fresh kernel)
+                ):
+    "Execute `notebook` with papermill in folder `cwd` (a fresh kernel, or `kernel` set back to how it started), with `params`; the executed notebook goes to `output`."
     papermill = require("papermill", "report", "brightpro report")   # deferred: a heavy import, needed only to build pages
-    with tempfile.TemporaryFile() as log:
-        try: papermill.execute_notebook(str(notebook), str(output), parameters=params, kernel_name="python3", language="python",
-                                        cwd=str(cwd), progress_bar=False, log_output=False, request_save_on_cell_execute=False,
-                                        kernel_manager_class=_quiet_kernels(log))
+    with tempfile.TemporaryFile() as fresh_log:
+        log = fresh_log if kernel is None else kernel.log
+        try:
+            how = {"kernel_manager_class": _quiet_kernels(log)} if kernel is None else {"km": kernel.fresh()}
+            papermill.execute_notebook(str(notebook), str(output), parameters=params, kernel_name="python3", language="python",
+                                       cwd=str(cwd), progress_bar=False, log_output=False, request_save_on_cell_execute=False, **how)
         except Exception as e:
+            if kernel is not None: kernel.shutdown()   # a page that failed may have left it broken: the next page gets a new one
             if getattr(e, "ename", None) is not None or isinstance(e, OSError): raise   # a cell's error, or the disk's
             log.seek(0)
             said = one_line(log.read().decode("utf-8", "replace")[-600:])   # the kernel's last words help when it died
@@ -113,6 +125,82 @@ def notebook_error(e: BaseException) -> str:
     arrows = [m.group(1).strip() for m in re.finditer(r"^-+>\s*\d+\s(.*)$", tb, re.M)]
     where = f"cell {e.exec_count}" + (f", `{arrows[0]}`" if arrows else "")
     return one_line(f"{where}: {e.ename}: {str(e.evalue).strip()}")
+
+# %% ../nbs/12b_report.ipynb #3f9a2c61
+_FRESH = """\
+def _bp_fresh():
+    import sys, warnings, matplotlib
+    ip = get_ipython()
+    if not hasattr(ip, "_bp_start"): ip._bp_start = (list(warnings.filters), dict(matplotlib.rcParams))   # before its first page
+    else:
+        ip.run_line_magic("reset", "-f")   # the last page's names and outputs
+        if "matplotlib.pyplot" in sys.modules: sys.modules["matplotlib.pyplot"].close("all")
+        warnings.filters[:] = ip._bp_start[0]
+        getattr(warnings, "_filters_mutated", lambda: None)()   # a warning the last page showed shows again
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore"); matplotlib.rcParams.update(ip._bp_start[1])
+        ip.history_manager.reset(new_session=True)   # line numbers start again: in a new history session, so they stay unique
+    ip.execution_count = 1
+    globals().pop("_bp_fresh", None)
+_bp_fresh()
+"""
+
+class PageKernel:
+    "One kernel kept for many pages, each run in it as if it were fresh (`fresh`); started in folder `cwd` on first use."
+    def __init__(self, cwd):
+        self.cwd, self.km, self.log = str(cwd), None, tempfile.TemporaryFile()
+
+    def fresh(self):
+        "The kernel manager, its kernel started (or set back to how it started): a page's notebook runs next."
+        from jupyter_client.blocking import BlockingKernelClient   # deferred: only pages start kernels
+        from jupyter_core.utils import run_sync
+        if self.km is None or not run_sync(self.km.is_alive)():
+            self.shutdown()
+            self.km = _quiet_kernels(self.log, keep=True)(kernel_name="python3")
+            run_sync(self.km.start_kernel)(cwd=self.cwd)
+        kc = BlockingKernelClient(); kc.load_connection_info(self.km.get_connection_info())
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=60)
+            reply = kc.execute_interactive(_FRESH, silent=True, store_history=False, timeout=60, output_hook=lambda msg: None)
+        finally: kc.stop_channels()
+        if reply["content"]["status"] != "ok": raise BrightproError(f"a page kernel could not be set back: {reply['content'].get('evalue')}")
+        return self.km
+
+    def shutdown(self):
+        "Stop the kernel (a new one starts on next use)."
+        km, self.km = self.km, None
+        if km is None: return
+        from jupyter_core.utils import run_sync
+        try:
+            if km.last is not None: km.last.stop_channels()
+            run_sync(km.shutdown_kernel)(now=True)
+        except Exception: pass   # it is gone already
+
+# %% ../nbs/12b_report.ipynb #e05b7d39
+_KEPT = {"hold": 0, "worker": False, "kernel": None}   # this process's warm kernel, and whether it keeps one
+
+def _kept_kernel(cwd) -> PageKernel | None:
+    "The warm kernel this process keeps for pages run in `cwd`; None when it keeps none (each page gets a fresh kernel)."
+    if not (_KEPT["hold"] or _KEPT["worker"]): return None
+    k = _KEPT["kernel"]
+    if k is None or k.cwd != str(cwd):
+        _drop_kept()
+        k = _KEPT["kernel"] = PageKernel(cwd)
+    return k
+
+def _drop_kept():
+    k, _KEPT["kernel"] = _KEPT["kernel"], None
+    if k is not None: k.shutdown()
+
+@contextmanager
+def kernel_kept():
+    "While inside, the pages this process builds share one warm kernel (a `PageKernel`), shut down on leaving."
+    _KEPT["hold"] += 1
+    try: yield
+    finally:
+        _KEPT["hold"] -= 1
+        if not _KEPT["hold"]: _drop_kept()
 
 # %% ../nbs/12b_report.ipynb #b5eccffa30
 _QUIET = logging.getLogger("brightpro.report.nbconvert")   # nbconvert's notes (images without alt text) are not the user's concern
@@ -268,6 +356,7 @@ def _os_error(e: BaseException) -> OSError | None:
 
 def build_page(name: str, notebook, params: dict, stamp: dict, out,
                note: str | None = None, # why the page is rebuilt, carried onto the Page
+               kernel=None, # a `PageKernel` to run the notebook in (None: a fresh kernel)
               ) -> Page:
     "Run `notebook` with `params` for page `name` of the report folder `out`, and swap the result in as `<out>/<name>/`; an OSError when it cannot be written (the page there stays)."
     t0, out = time.time(), Path(out)
@@ -276,7 +365,7 @@ def build_page(name: str, notebook, params: dict, stamp: dict, out,
     error = None
     try:
         staging.mkdir(parents=True)
-        try: run_notebook(notebook, staging/"report.ipynb", {**params, "out_dir": ".staging"}, out)
+        try: run_notebook(notebook, staging/"report.ipynb", {**params, "out_dir": ".staging"}, out, kernel=kernel)
         except Exception as e:
             if (failed := _os_error(e)) is not None: raise failed from None
             error = notebook_error(e)
@@ -294,7 +383,7 @@ def build_page(name: str, notebook, params: dict, stamp: dict, out,
 
 # %% ../nbs/12b_report.ipynb #b5eccffa32
 def _safe_build(task: dict) -> Page:
-    try: return build_page(**task)
+    try: return build_page(**task, kernel=_kept_kernel(task["out"]))
     except OSError: raise   # the folder's fault, not the page's: build_pages stops
     except Exception as e: return Page(task["name"], "failed", notebook_error(e))
 
@@ -305,19 +394,36 @@ def _cannot_write(out, e: OSError) -> BrightproError:
 _NO_GUARD = ("a page worker process stopped (BrokenProcessPool): a script that calls build_report with jobs above 1 must call it "
              "under `if __name__ == \"__main__\":`, as each worker imports the script again; add that guard, or pass jobs=1")
 
-def build_pages(tasks: list, jobs: int = 1, echo=None) -> list[Page]:
+def _in_worker_start() -> bool:
+    "True while a spawned worker imports the parent's script again (a script without a `__main__` guard)."
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+
+def _worker_start(parent: int):
+    "A report worker's start: it ends with its parent `parent`, and keeps a warm kernel for its pages, shut down when it exits."
+    from multiprocessing.util import Finalize
+    exit_with_parent(parent)
+    _KEPT["worker"] = True
+    Finalize(None, _drop_kept, exitpriority=10)
+
+def worker_pool(jobs: int) -> ProcessPoolExecutor:
+    "`jobs` worker processes for a report's stages, started fresh (not forked: a parent with threads, such as a Jupyter kernel, is safe), that end with this process, also after a kill -9 of it."
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start, initargs=(os.getpid(),))
+
+def build_pages(tasks: list, jobs: int = 1, echo=None,
+                pool=None, # a `worker_pool` to build them in (None: one of `jobs` workers, or here when `jobs` is 1)
+               ) -> list[Page]:
     "Build each task (the arguments of `build_page`), `jobs` at a time; the pages in task order (a BrightproError when the folder cannot be written)."
     pages, bar = {}, progress(total=len(tasks), desc="pages", unit="page")
     def done(p: Page):
         pages[p.name] = p; bar.update(1)
         if echo: echo(f"{p.name}: {p.status}" + (f": {p.error}" if p.error else ""))
     try:
-        if jobs == 1 or len(tasks) <= 1:
-            for t in tasks: done(_safe_build(t))
-        else:   # workers end with this process, also after a kill -9 of it
-            with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=multiprocessing.get_context("spawn"),
-                                     initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
-                futures = [pool.submit(_safe_build, t) for t in tasks]
+        if pool is None and (jobs == 1 or len(tasks) <= 1):
+            with kernel_kept():
+                for t in tasks: done(_safe_build(t))
+        else:
+            with nullcontext(pool) if pool is not None else worker_pool(min(jobs, len(tasks))) as workers:
+                futures = [workers.submit(_safe_build, t) for t in tasks]
                 try:
                     for fut in as_completed(futures): done(fut.result())
                 except BaseException:
@@ -327,6 +433,23 @@ def build_pages(tasks: list, jobs: int = 1, echo=None) -> list[Page]:
     except BrokenProcessPool: raise BrightproError(_NO_GUARD) from None
     finally: bar.close()
     return [pages[t["name"]] for t in tasks]
+
+# %% ../nbs/12b_report.ipynb #b83f5d2a
+def stage_workers(jobs: int):
+    "`jobs` worker processes for the stages before the pages, forked where safe, that end with this process; a null context (None) for one job."
+    if jobs == 1: return nullcontext()
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(worker_start_method()), initializer=exit_with_parent,
+                               initargs=(os.getpid(),))
+
+class PageWorkers:
+    "A `worker_pool` of `jobs` started on the first page submitted (none for a report whose pages are up to date)."
+    def __init__(self, jobs: int): self.jobs, self.pool = jobs, None
+    def submit(self, *args):
+        if self.pool is None: self.pool = worker_pool(self.jobs)
+        return self.pool.submit(*args)
+    def __enter__(self): return self
+    def __exit__(self, *exc):
+        if self.pool is not None: self.pool.shutdown(wait=True)
 
 # %% ../nbs/12b_report.ipynb #77f39d36
 def _page_inputs(layout: Layout, domains, s: dict) -> dict:
@@ -557,7 +680,7 @@ def check_report_settings(dataset, domains, *, retrievers, agent, jobs, k_values
             "runs": runs, "agent_dirs": agent_dirs, "benchmark": benchmark, "measures": measures}
 
 # %% ../nbs/12b_report.ipynb #b5eccffa42
-def _domain_pages(layout, s, evaluated: dict, force, echo) -> list[Page]:
+def _domain_pages(layout, s, evaluated: dict, force, echo, pool=None) -> list[Page]:
     "Stage 4: a page per domain (failed at once when its evaluation failed)."
     pages, tasks = {}, []
     ready = [d for d in s["domains"] if results_ready(evaluated[d])]   # the pages the navigation bar can link
@@ -566,15 +689,15 @@ def _domain_pages(layout, s, evaluated: dict, force, echo) -> list[Page]:
         task = page_task(d, layout, s, [d], force, nav=ready)
         if task is None: pages[d] = Page(d, "up to date")
         else: tasks.append(task)
-    for p in build_pages(tasks, s["jobs"], echo): pages[p.name] = p
+    for p in build_pages(tasks, s["jobs"], echo, pool): pages[p.name] = p
     return [pages[d] for d in s["domains"]]
 
-def _summary_page(layout, s, pages: list, force, echo) -> Page:
+def _summary_page(layout, s, pages: list, force, echo, pool=None) -> Page:
     "Stage 5: the summary over the domains whose pages did not fail."
     ok = [p.name for p in pages if p.status != "failed"]
     if not ok: return Page("summary", "skipped", "no domain has a page to summarise")
     task = page_task("summary", layout, s, ok, force)
-    return Page("summary", "up to date") if task is None else build_pages([task], 1, echo)[0]
+    return Page("summary", "up to date") if task is None else build_pages([task], 1, echo, pool)[0]
 
 def unlink_summary(layout, pages: list) -> list[str]:
     "When no summary is built: grey the summary link in the navigation bar of each domain page there is; the pages changed."
@@ -590,10 +713,6 @@ def unlink_summary(layout, pages: list) -> list[str]:
     return changed
 
 # %% ../nbs/12b_report.ipynb #b5eccffa43
-def _in_worker_start() -> bool:
-    "True while a spawned worker imports the parent's script again (a script without a `__main__` guard)."
-    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
-
 def build_report(dataset="sample", # 'sample', 'hub' or a dataset folder
                  domains="all", # 'all', 'a,b' or a list of domains
                  *,
@@ -602,7 +721,7 @@ def build_report(dataset="sample", # 'sample', 'hub' or a dataset folder
                  runs=None, # runs made elsewhere: {name: run file or per-domain folder} or ['NAME=PATH', ...]
                  agent_dirs=None, # agent run folders of `brightpro agent` (judged or not): {name: folder} or ['NAME=DIR', ...]
                  out="reports", # the report folder
-                 jobs: int = 1, # pages built at once, each in its own process
+                 jobs: int = 1, # worker processes: retrievals, agents, evaluations and pages run that many at once
                  k_values=(5, 10, 25, 50), # the cut-offs of the figures and tables
                  alpha: float = 0.5, # alpha-nDCG's redundancy penalty
                  baseline=None, # the run the others are tested against (None: the first retriever)
@@ -619,8 +738,9 @@ def build_report(dataset="sample", # 'sample', 'hub' or a dataset folder
                               baseline=baseline, runs=runs, agent_dirs=agent_dirs, benchmark=benchmark, measures=measures)
     layout = Layout(check_writable_dir(out))
     try:
-        with folder_lock(layout.out, "report"): return _build_report(layout, s, force, cache_dir, echo)
+        with folder_lock(layout.out, "report"), kernel_kept(): return _build_report(layout, s, force, cache_dir, echo)
     except OSError as e: raise _cannot_write(layout.out, e) from None
+    except BrokenProcessPool: raise BrightproError(_NO_GUARD) from None
 
 def _load_each(names, dataset, benchmark="brightpro") -> tuple[dict, dict]:
     "({domain: Domain} of `names` that load, {domain: why not} of the others): a domain that cannot be read fails alone."
@@ -634,15 +754,17 @@ def _build_report(layout: Layout, s: dict, force, cache_dir, echo) -> Report:
     seconds, t, say = {}, time.time(), echo or (lambda line: None)
     everything, failed = _load_each(available_domains(s["dataset"]) if s["agent"] else s["domains"], s["dataset"], s["benchmark"])   # once
     loaded = {d: everything[d] for d in s["domains"] if d in everything}   # (the agent's subset is drawn over all)
-    evaluated = prepare_results(loaded, retrievers=s["retrievers"], runs=s["runs"], agent_dirs=s["agent_dirs"], layout=layout, agent=s["agent"], k_values=s["k_values"],
-                                alpha=s["alpha"], baseline=s["baseline"], dataset=s["dataset"], population=everything, force=force,
-                                cache_dir=cache_dir, measures=s["measures"]) if loaded else {}
+    with stage_workers(s["jobs"]) as pool:
+        evaluated = prepare_results(loaded, retrievers=s["retrievers"], runs=s["runs"], agent_dirs=s["agent_dirs"], layout=layout, agent=s["agent"],
+                                    k_values=s["k_values"], alpha=s["alpha"], baseline=s["baseline"], dataset=s["dataset"], population=everything,
+                                    force=force, cache_dir=cache_dir, measures=s["measures"], pool=pool) if loaded else {}
     evaluated = {d: evaluated.get(d) or failed[d] for d in s["domains"]}
     seconds["results"], t = round(time.time() - t, 3), time.time()
     say("results: " + ", ".join(f"{d} {v.split(':')[0] if results_ready(v) else 'failed'}" for d, v in evaluated.items()))
-    pages = _domain_pages(layout, s, evaluated, force, echo)
-    seconds["pages"], t = round(time.time() - t, 3), time.time()
-    summary = _summary_page(layout, s, pages, force, echo)
+    with PageWorkers(s["jobs"]) if s["jobs"] > 1 else nullcontext() as pool:   # the domain pages' warm workers build the summary
+        pages = _domain_pages(layout, s, evaluated, force, echo, pool)
+        seconds["pages"], t = round(time.time() - t, 3), time.time()
+        summary = _summary_page(layout, s, pages, force, echo, pool)
     if summary.status == "skipped": unlink_summary(layout, pages)
     seconds["summary"] = round(time.time() - t, 3)
     notes = [f"results of {d} {v}" for d, v in evaluated.items() if v.startswith("rewritten")]

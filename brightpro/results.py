@@ -15,7 +15,7 @@ from fastcore.basics import patch
 
 from . import __version__
 from .core import (DOMAINS, BrightproError, cache_dir as default_cache_dir, atomic_write, check_alpha, check_ks,
-                            file_digest, json_digest, one_line, progress, replace_folder)
+                            file_digest, json_digest, one_line, progress, quiet_progress, replace_folder)
 from .data import Domain, load_domains
 from .runs import Run
 from .metrics import MEASURE_NAMES, METRICS, parse_measures
@@ -27,11 +27,12 @@ from .traces import VALIDITY_FILE, domains_in_run, write_authors_runs
 
 # %% auto #0
 __all__ = ['RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD', 'IR_NAMES',
-           'SAMPLE_RETRIEVERS', 'Layout', 'aspect_ranks', 'query_table', 'prepare_runs', 'domain_runs', 'domain_agents',
-           'run_file', 'ExternalRun', 'external_runs', 'adopt_runs', 'run_label', 'agent_label', 'run_file_meta',
-           'adopt_agents', 'data_fingerprint', 'results_fingerprint', 'ir_measure', 'result_columns', 'check_measures',
-           'static_results', 'agent_qids', 'agent_done', 'prepare_agent', 'agent_results', 'changed_results',
-           'results_ready', 'write_results', 'Results', 'read_results', 'prepare_results', 'sample_results']
+           'SAMPLE_RETRIEVERS', 'Layout', 'aspect_ranks', 'query_table', 'run_each', 'prepare_runs', 'domain_runs',
+           'domain_agents', 'run_file', 'ExternalRun', 'external_runs', 'adopt_runs', 'run_label', 'agent_label',
+           'run_file_meta', 'adopt_agents', 'data_fingerprint', 'results_fingerprint', 'ir_measure', 'result_columns',
+           'check_measures', 'static_results', 'agent_qids', 'agent_done', 'prepare_agent', 'agent_results',
+           'changed_results', 'results_ready', 'write_results', 'Results', 'read_results', 'prepare_results',
+           'sample_results']
 
 # %% ../nbs/12_results.ipynb #b5eccffa1
 @dataclass(frozen=True)
@@ -86,18 +87,35 @@ def query_table(domain) -> pd.DataFrame:
                          "query": domain.queries["query"].tolist(), "aspects": [int(counts.get(q, 0)) for q in domain.qids],
                          "gold": [len(domain.gold[q]) for q in domain.qids]})
 
+# %% ../nbs/12_results.ipynb #a7e31c52
+def _quietly(fn, *args):
+    with quiet_progress(): return fn(*args)   # a worker's bars would cross the parent's
+
+def run_each(fn, calls: list, pool=None, desc: str | None = None) -> list:
+    "`fn(*args)` for each of `calls` (argument tuples): in the executor `pool`'s workers at once, else here one at a time (a progress bar `desc`); the results in the order of `calls`."
+    if pool is None: return [fn(*a) for a in (progress(calls, desc=desc) if desc else calls)]
+    futures = [pool.submit(_quietly, fn, *a) for a in calls]
+    try: return [f.result() for f in futures]
+    except BaseException:
+        for f in futures: f.cancel()   # the tasks not started are not started
+        raise
+
 # %% ../nbs/12_results.ipynb #b551871c
+def _retrieve_pair(d: str, dom: Domain, r: str, out, force: bool, cache_dir) -> list:
+    try: return list(retrieve(domains={d: dom}, retriever=r, out=out, force=force, cache_dir=cache_dir))
+    except BrightproError as e: return [{"domain": d, "retriever": r, "status": "failed", "error": one_line(e)}]
+
 def prepare_runs(domains: dict[str, Domain], retrievers, layout: Layout, *,
                  cache_dir=None, # where indexes and embeddings are cached
                  force: bool = False, # rerun retrievals that are up to date
+                 pool=None, # an executor whose workers retrieve at once (None: one at a time here)
                 ) -> list:
     "Stage 1: `retrieve` each retriever over the loaded `domains` ({name: Domain}) into `<out>/runs/`; the statuses (a domain that fails: 'failed', with its error, and the others go on)."
-    out = []
-    for r in retrievers:
-        for d, dom in domains.items():   # one at a time: a domain whose documents cannot be read fails alone
-            try: out += retrieve(domains={d: dom}, retriever=r, out=layout.runs, force=force, cache_dir=cache_dir)
-            except BrightproError as e: out.append({"domain": d, "retriever": r, "status": "failed", "error": one_line(e)})
-    return out
+    done = {}   # one (retriever, domain) at a time: a domain whose documents cannot be read fails alone
+    for wave in ([r for r in retrievers if not r.startswith("fusion:")], [r for r in retrievers if r.startswith("fusion:")]):
+        calls = [(d, dom, r, layout.runs, force, cache_dir) for r in wave for d, dom in domains.items()]
+        done.update(zip([(c[2], c[0]) for c in calls], run_each(_retrieve_pair, calls, pool)))
+    return [x for r in retrievers for d in domains for x in done[(r, d)]]
 
 # %% ../nbs/12_results.ipynb #b5eccffa7
 def domain_runs(layout: Layout, retrievers, domain: str, benchmark: str = "brightpro") -> dict[str, Path]:
@@ -315,10 +333,14 @@ def agent_done(folder, qids: dict) -> bool:
     return True
 
 # %% ../nbs/12_results.ipynb #ee1cc777
+def _prf_agent(domains: dict, r: str, folder, subset, population, cache_dir):
+    run_agent(domains, retriever=r, protocol="fixed", rounds=3, policy="prf", subset=subset, population=population, out=folder, cache_dir=cache_dir)
+
 def prepare_agent(domains: dict[str, Domain], retrievers, layout: Layout, *,
                   population: dict | None = None, # every loaded domain of the dataset, which the agentic subset is drawn over
                   cache_dir=None, # where indexes and embeddings are cached
                   force: bool = False, # rerun agent runs that are complete
+                  pool=None, # an executor whose workers run the retrievers' agents at once (None: one at a time here)
                  ) -> dict[str, str]:
     "Stage 2: the prf agent of each retriever over the loaded `domains` ({name: Domain}) into `<out>/agent/<retriever>/`; {retriever: status}."
     qids, subset = agent_qids(domains, population)
@@ -326,10 +348,8 @@ def prepare_agent(domains: dict[str, Domain], retrievers, layout: Layout, *,
     for r in retrievers:
         folder = layout.agent/run_slug(r)
         if force: shutil.rmtree(folder, ignore_errors=True)
-        if agent_done(folder, qids): out[r] = "up to date"; continue
-        run_agent(domains, retriever=r, protocol="fixed", rounds=3, policy="prf", subset=subset, population=population, out=folder,
-                  cache_dir=cache_dir)
-        out[r] = "written"
+        out[r] = "up to date" if agent_done(folder, qids) else "written"
+    run_each(_prf_agent, [(domains, r, layout.agent/run_slug(r), subset, population, cache_dir) for r, v in out.items() if v == "written"], pool)
     return out
 
 # %% ../nbs/12_results.ipynb #b5eccffa10
@@ -462,6 +482,10 @@ def check(self: Results, k_values, alpha: float) -> Results:
     return self
 
 # %% ../nbs/12_results.ipynb #094b4d24
+def _evaluate_domain(dom: Domain, have: dict, agents: dict, folder, settings: dict) -> str:
+    try: return write_results(dom, have, agents, folder, **settings)
+    except BrightproError as e: return f"evaluation failed: {one_line(e)}"
+
 def prepare_results(domains: dict[str, Domain], *,
                     retrievers, # the retriever names
                     runs: dict | None = None, # runs made elsewhere, {name: run file or per-domain folder}
@@ -476,6 +500,7 @@ def prepare_results(domains: dict[str, Domain], *,
                     force: bool = False, # redo every stage
                     cache_dir=None, # where indexes and embeddings are cached
                     measures=None, # columns scored beside the defaults (`parse_measures`' names)
+                    pool=None, # an executor whose workers run each stage's tasks at once (None: one at a time here)
                    ) -> dict:
     "Stages 1-3 for the loaded `domains` ({name: Domain}), with the `runs` and `agent_dirs` made elsewhere: {domain: 'written' or 'up to date', or the error of its evaluation}."
     benchmark = next(iter(domains.values())).benchmark
@@ -486,18 +511,18 @@ def prepare_results(domains: dict[str, Domain], *,
     adopted = adopt_agents(agent_dirs, domains, layout)   # the authors' folder of several files: one agent run per file
     prov.update({n: {"kind": "agent", "domains": v} for n, v in adopted.items()})
     failed = {}
-    for res in prepare_runs(domains, retrievers, layout, cache_dir=cache_dir, force=force):
+    for res in prepare_runs(domains, retrievers, layout, cache_dir=cache_dir, force=force, pool=pool):
         if res["status"] == "failed": failed.setdefault(res["domain"], f"retrieval with {res['retriever']} failed: {res['error']}")
     ok = {d: dom for d, dom in domains.items() if d not in failed}
-    if agent and ok: prepare_agent(ok, retrievers, layout, population=population, cache_dir=cache_dir, force=force)
-    ks, out = sorted(set(check_ks(k_values)) | set(ROUND_KS)), dict(failed)
-    for d, dom in progress(ok.items(), desc="evaluate", unit="domain"):
+    if agent and ok: prepare_agent(ok, retrievers, layout, population=population, cache_dir=cache_dir, force=force, pool=pool)
+    ks, out, calls = sorted(set(check_ks(k_values)) | set(ROUND_KS)), dict(failed), []
+    for d, dom in ok.items():
         have = {**domain_runs(layout, retrievers, d, benchmark), **{n: e.files[d] for n, e in ext.items() if d in e.files}}
         agents = {**(domain_agents(layout, retrievers, d) if agent else {}), **domain_agents(layout, list(adopted), d)}
         external = {n: {"kind": v["kind"], **v["domains"][d]} for n, v in prov.items() if d in v["domains"]}
-        try: out[d] = write_results(dom, have, agents, layout.results/d, ks=ks, alpha=alpha, baseline=baseline, dataset=dataset, force=force,
-                                    external=external, measures=measures)
-        except BrightproError as e: out[d] = f"evaluation failed: {one_line(e)}"
+        calls.append((dom, have, agents, layout.results/d, dict(ks=ks, alpha=alpha, baseline=baseline, dataset=dataset, force=force,
+                                                                external=external, measures=measures)))
+    out.update(zip(ok, run_each(_evaluate_domain, calls, pool, desc="evaluate")))
     return {d: out[d] for d in domains}
 
 # %% ../nbs/12_results.ipynb #b5eccffa21

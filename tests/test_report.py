@@ -238,6 +238,25 @@ def test_the_summary_sets_the_published_points_beside_ours_on_the_full_dataset(b
     assert per["bm25-bright"].notna().all() and abs(per.loc["biology", "bm25-bright"] - 100 * pq[pq.run == "bm25-bright"]["ndcg@10"].mean()) < 1e-9
 
 
+def same_bytes(out: Path) -> dict:
+    "{file: digest} of what jobs must not change: runs, prf traces, results, page tables and figures (PNG; SVGs carry a date)."
+    keep = lambda rel, p: (rel.startswith("runs/") and (p.suffix == ".trec" or p.name.endswith(".score.json"))
+                           or rel.startswith("agent/") and p.name in ("traces.jsonl", "meta.json")
+                           or rel.startswith("results/") and p.suffix == ".csv" or "/tables/" in rel or p.suffix == ".png")
+    return {rel: file_digest(p) for p in sorted(out.rglob("*")) if p.is_file() and keep(rel := p.relative_to(out).as_posix(), p)}
+
+
+def test_jobs_2_writes_the_bytes_of_jobs_1(built, tmp_path):
+    "Retrievals, prf agents, evaluations and pages run in two workers (warm kernels) write what one at a time writes, in another folder and cache."
+    rep, out, _ = built
+    one = build_report("sample", DOMAINS, retrievers=RETRIEVERS, agent="prf", out=tmp_path/"reports", jobs=1, cache_dir=tmp_path/"cache")
+    assert [p.status for p in one.pages + [one.summary]] == ["built"] * 3
+    a, b = same_bytes(out), same_bytes(tmp_path/"reports")
+    kinds = {k.split("/")[0] if k.startswith(("runs/", "agent/", "results/")) else k.split("/")[1] for k in a}
+    assert kinds == {"runs", "agent", "results", "tables", "figures"} and len(a) > 100
+    assert a == b, sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
 @pytest.mark.parametrize("domains, retrievers", [(DOMAINS, ["bm25-bright", "bm25"]), (["psychology"], ["bm25-bright"])])
 def test_one_report_loads_each_domain_once(tmp_path, monkeypatch, domains, retrievers):
     "build_report (prf agent included) loads and validates the data once (check_tables runs once per domain load) and hands the Domains to every stage."
