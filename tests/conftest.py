@@ -1,5 +1,5 @@
 """Shared test setup: no test may reach the Hugging Face hub, and the real BRIGHT query data is optional."""
-import atexit, os, shutil, subprocess, sys, tempfile
+import atexit, json, os, shutil, subprocess, sys, tempfile
 from pathlib import Path
 
 import pytest
@@ -11,7 +11,7 @@ os.environ.setdefault("BRIGHTPRO_PROGRESS", "0")
 os.environ["BRIGHTPRO_CACHE"] = tempfile.mkdtemp(prefix="brightpro-test-cache-")
 atexit.register(shutil.rmtree, os.environ["BRIGHTPRO_CACHE"], ignore_errors=True)   # one run's cache, gone after it
 
-from brightpro.scripted_llm import LocalChatServer   # after the environment above: nothing may reach the hub
+from brightpro.scripted_llm import LocalChatServer, text_reply, tool_reply   # after the environment above: nothing may reach the hub
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent/"shared"/"data"
@@ -83,3 +83,17 @@ def driver(tmp_path_factory):
     d.set_page_load_timeout(60)
     yield d
     d.quit()
+
+
+def scripted_agent_and_judge(request: dict, cited: str = "") -> dict:
+    "Agent: one search, then an answer citing the first hit (and `cited`, e.g. a made-up id); judge: fixed scores; answer prompt (no tools): a short answer."
+    msgs = request["messages"]
+    if request.get("response_format") or "REASONING_ASPECTS" in msgs[0]["content"] + msgs[-1]["content"]:
+        return text_reply(json.dumps({"aspect_scores": {"a1": 1.0, "a2": 0.5, "a3": 0.0, "a4": 1.0},
+                                      "overall_quality": 4, "justification": "scripted"}))
+    if request.get("tools") and not any(m["role"] == "tool" for m in msgs):
+        return tool_reply("search", {"query": "why do onions make you cry"})
+    if request.get("tools"):
+        first = json.loads(next(m for m in msgs if m["role"] == "tool")["content"])[0]["docid"]
+        return text_reply(f"Cutting releases a gas [{first}]{cited}. Answer: a gas. Confidence: 80%")
+    return text_reply("Answer: a gas. Confidence: 70%")

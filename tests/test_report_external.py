@@ -8,24 +8,13 @@ import pandas as pd
 import pytest
 
 from brightpro.data import load_domain
-from brightpro.scripted_llm import LocalChatServer, text_reply, tool_reply
-from conftest import run_cli
+from brightpro.scripted_llm import LocalChatServer
+from conftest import run_cli, scripted_agent_and_judge
 
 KEY = "sk-test-NEVER-ON-DISK-4242"
 
 
-def scripted(request: dict):
-    "Agent: one search, then an answer citing the first hit; judge: fixed scores."
-    msgs = request["messages"]
-    if request.get("response_format") or "REASONING_ASPECTS" in msgs[0]["content"] + msgs[-1]["content"]:
-        return text_reply(json.dumps({"aspect_scores": {"a1": 1.0, "a2": 0.5, "a3": 0.0, "a4": 1.0},
-                                      "overall_quality": 4, "justification": "scripted"}))
-    if request.get("tools") and not any(m["role"] == "tool" for m in msgs):
-        return tool_reply("search", {"query": "why do onions make you cry"})
-    if request.get("tools"):
-        first = json.loads(next(m for m in msgs if m["role"] == "tool")["content"])[0]["docid"]
-        return text_reply(f"Cutting releases a gas [{first}]. Answer: a gas. Confidence: 80%")
-    return text_reply("Answer: a gas. Confidence: 70%")
+scripted = scripted_agent_and_judge   # the agent and judge of tests/conftest.py
 
 
 def overlap_run(path, skip_first=True):
