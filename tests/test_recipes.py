@@ -9,6 +9,9 @@ from brightpro.cli import main
 from brightpro.core import DOMAINS, BrightproError
 from brightpro.recipes import CONSTRAINTS, check_environment, recipe
 
+# BRIGHT's twelve splits
+BRIGHT_SPLITS = ['aops', 'biology', 'earth_science', 'economics', 'leetcode', 'pony', 'psychology', 'robotics', 'stackoverflow', 'sustainable_living', 'theoremqa_questions', 'theoremqa_theorems']
+
 # {(benchmark, config folder): [(domains, the config JSON those domains share), ...]}, copied from
 # yale-nlp/Bright-Pro@5df9e9baf5a0525a2b962d73f213c9dee63c5f3e retrieval/configs/<folder>/<domain>.json and
 # xlang-ai/BRIGHT@d99e8391d967d4c2b3a74732530d2309e2fc92b6 configs/<folder>/<domain>.json
@@ -161,22 +164,8 @@ AUTHORS_CONFIGS = {
         (['aops', 'biology', 'earth_science', 'economics', 'leetcode', 'pony', 'psychology', 'robotics', 'stackoverflow', 'sustainable_living', 'theoremqa_questions', 'theoremqa_theorems'],
          {'instructions': {}, 'instructions_long': {}}),
     ],
-    ('bright', 'openai'): [
-        (['aops', 'biology', 'earth_science', 'economics', 'leetcode', 'pony', 'psychology', 'robotics', 'stackoverflow', 'sustainable_living', 'theoremqa_questions', 'theoremqa_theorems'],
-         {'instructions': {}, 'instructions_long': {}}),
-    ],
-    ('bright', 'cohere'): [
-        (['aops', 'biology', 'earth_science', 'economics', 'leetcode', 'pony', 'psychology', 'robotics', 'stackoverflow', 'sustainable_living', 'theoremqa_questions', 'theoremqa_theorems'],
-         {'instructions': {}, 'instructions_long': {}}),
-    ],
-    ('bright', 'voyage'): [
-        (['aops', 'biology', 'earth_science', 'economics', 'leetcode', 'pony', 'psychology', 'robotics', 'stackoverflow', 'sustainable_living', 'theoremqa_questions', 'theoremqa_theorems'],
-         {'instructions': {}, 'instructions_long': {}}),
-    ],
-    ('bright', 'google'): [
-        (['aops', 'biology', 'earth_science', 'economics', 'leetcode', 'pony', 'psychology', 'robotics', 'stackoverflow', 'sustainable_living', 'theoremqa_questions', 'theoremqa_theorems'],
-         {'instructions': {}, 'instructions_long': {}}),
-    ],
+    # BRIGHT's four API embedders: configs/<folder>/<task>.json hold no instruction in any split or setting
+    **{('bright', api): [(BRIGHT_SPLITS, {'instructions': {}, 'instructions_long': {}})] for api in ('openai', 'cohere', 'voyage', 'google')},
 }
 
 # The model each config folder runs, from the same harnesses' retrievers.py (Bright-Pro: the model paths of
