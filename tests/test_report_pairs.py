@@ -5,7 +5,10 @@ ranx's `compare(stat_test="fisher")` runs the same two-sided paired randomizatio
 swapped at random: a sign flip of the difference) but samples `n_permutations` swaps and corrects for nothing;
 `pairwise_beats` uses brightpro's test (exact below 2^n <= 10,000 patterns, else 10,000 sampled) with Holm over every
 pair. So the check takes ranx's p-values, applies Holm by hand, and compares who beats whom, on scores whose p-values
-lie far from 0.05 on both sides (the two samplers agree there), and the p-values themselves to Monte Carlo error."""
+lie far from 0.05 on both sides (the two samplers agree there). The p-values themselves are checked against a third,
+independent source: the exact p-value over all 2^40 sign patterns, counted by dynamic programming (the scores are
+reciprocal ranks 1..5, so 60 times each difference is an integer); each sampler must lie within five of its own
+standard errors of it (a failure by chance about once in a million comparisons)."""
 import numpy as np
 import pandas as pd
 import pytest
@@ -21,6 +24,27 @@ def holm_by_hand(ps: dict) -> dict:
         top = max(top, min(1.0, (m - i) * ps[key]))
         out[key] = top
     return out
+
+
+def exact_sign_flip_p(diffs) -> float:
+    "Exact two-sided p of the paired sign-flip test for integer differences: P(|sum of +-d_i| >= |sum of d_i|), all 2^n patterns counted."
+    counts = {0: 1}
+    for d in diffs:
+        nxt = {}
+        for total, c in counts.items():
+            for t in (total + d, total - d): nxt[t] = nxt.get(t, 0) + c
+        counts = nxt
+    observed = abs(sum(diffs))
+    return sum(c for t, c in counts.items() if abs(t) >= observed) / 2 ** len(diffs)
+
+
+def test_exact_sign_flip_p_by_enumeration():
+    "The counting helper against brute force over every pattern of a small case, and brightpro's exact branch."
+    import itertools
+    d = [3, -1, 4, 1, -5, 9, 2, -6]
+    brute = np.mean([abs(np.dot(s, d)) >= abs(sum(d)) for s in itertools.product([1, -1], repeat=len(d))])
+    assert exact_sign_flip_p(d) == brute
+    assert paired_randomization_test(np.zeros(len(d)), np.array(d, float)) == pytest.approx(brute)   # 2^8 <= 10,000: exact there
 
 
 def ranx_inputs(ranks: dict):
@@ -48,8 +72,10 @@ def test_pairwise_beats_agrees_with_ranx_compare():
     names = list(ranks)
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
     p_ranx = {(a, b): rep.comparisons[frozenset([a, b])]["mrr"]["p_value"] for a, b in pairs}
-    for (a, b), p in p_ranx.items():   # the same test: p-values equal to the sampling error of 20,000 permutations
-        assert abs(paired_randomization_test(scores[a], scores[b]) - p) < 0.01, (a, b)
+    for (a, b), p in p_ranx.items():   # the same test: both samplers within 5 standard errors of the exact p-value
+        exact = exact_sign_flip_p([int(round(60 * (y - x))) for x, y in zip(scores[a], scores[b])])
+        for got, draws in ((p, 20_000), (paired_randomization_test(scores[a], scores[b]), 10_000)):
+            assert abs(got - exact) <= 5 * np.sqrt(exact * (1 - exact) / draws) + 2 / draws, (a, b, got, exact, draws)
     assert min(p_ranx.values()) < 0.001 and max(p_ranx.values()) > 0.2   # far from alpha on both sides
     adjusted = holm_by_hand(p_ranx)
     want = {r: [] for r in names}
