@@ -12,19 +12,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from fastcore.basics import patch
 
-from .core import BrightproError, check_alpha, check_aspect_map, check_int, check_ks, json_ready, nan_mean
+from .core import BrightproError, check_alpha, check_aspect_map, check_int, check_ks, json_ready, lazy_module, nan_mean
 from .render import ResultView, text_table
 from .data import Domain, load_domains
 from .runs import Run
 from .metrics import domain_judgements, score_judgements
 from .traces import (domain_traces, domains_in_run, judgement_key, fresh_judgements, read_judgements, rep_summary, round_union,
                               omitted_aspects, run_domains, run_meta, seen_docs, table_lines, trace_R, trace_answers, write_authors_runs)
+pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['AER_GAMMA', 'CITATION_COLUMNS', 'DIAGNOSTIC_COLUMNS', 'POWER_NS', 'ANSWER_COLUMNS', 'SUMMARY_COLUMNS', 'aer',
+__all__ = ['pd', 'AER_GAMMA', 'CITATION_COLUMNS', 'DIAGNOSTIC_COLUMNS', 'POWER_NS', 'ANSWER_COLUMNS', 'SUMMARY_COLUMNS', 'aer',
            'micro_mean', 'macro_mean', 'cited_ids', 'citation_stats', 'cumulative_alpha_ndcg', 'union_scores',
            'query_drift', 'round_diagnostics', 'trace_diagnostics', 'diagnostics_by_round', 'resolvable_difference',
            'power_table', 'AgenticEvaluation', 'agentic_eval', 'AuthorsEvaluation', 'agentic_eval_authors']

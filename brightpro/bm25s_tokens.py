@@ -10,13 +10,13 @@ import gc, re
 from typing import Sequence
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
-from .core import ragged_arange
+from .core import lazy_module, ragged_arange
+pa = lazy_module("pyarrow")   # imported on first use (core.lazy_module)
+pc = lazy_module("pyarrow.compute")
 
 # %% auto #0
-__all__ = ['bm25s_tokenize', 'bm25s_tokenize_strings']
+__all__ = ['pa', 'pc', 'bm25s_tokenize', 'bm25s_tokenize_strings']
 
 # %% ../nbs/05a_bm25s_tokens.ipynb #2e65dd4f
 _BM25S_TOKEN_RE = re.compile(r"(?u)\b\w\w+\b")   # bm25s's default token_pattern

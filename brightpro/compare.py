@@ -10,17 +10,17 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
 from fastcore.basics import patch
 
 from .render import ResultView
-from .core import BrightproError, atomic_write, check_ks, check_writable_dir, check_writable_file
+from .core import BrightproError, atomic_write, check_ks, check_writable_dir, check_writable_file, lazy_module
 from .data import load_domains
 from .evaluate import Evaluation, check_cut, evaluate_runs, export_qrels
 from .significance import Comparison, check_resampling, compare
+pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['EvaluationReport', 'evaluate_and_compare']
+__all__ = ['pd', 'EvaluationReport', 'evaluate_and_compare']
 
 # %% ../nbs/08a_compare.ipynb #8f0d5c58
 @dataclass(eq=False)

@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #4dbce5c9
 from __future__ import annotations
-import contextvars, errno, fcntl, hashlib, importlib.resources, json, math, os, shutil, signal, sys, tempfile, threading, time
+import contextvars, errno, fcntl, hashlib, importlib, importlib.resources, json, math, os, shutil, signal, sys, tempfile, threading, time, types
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,11 +14,11 @@ import numpy as np
 from tqdm import tqdm   # tqdm.auto would want ipywidgets in a notebook
 
 # %% auto #0
-__all__ = ['DOMAINS', 'ASPECT_MAPS', 'LOCK_FILE', 'parse_domains', 'BrightproError', 'quiet_progress', 'progress', 'cache_dir',
-           'hub_offline', 'check_ks', 'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange',
-           'check_writable_dir', 'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest',
-           'text_digest', 'json_ready', 'file_digest', 'json_digest', 'nan_mean', 'replace_folder', 'package_path',
-           'folder_lock', 'writing', 'exit_with_parent', 'require']
+__all__ = ['DOMAINS', 'ASPECT_MAPS', 'LOCK_FILE', 'parse_domains', 'BrightproError', 'LazyModule', 'lazy_module',
+           'quiet_progress', 'progress', 'cache_dir', 'hub_offline', 'check_ks', 'check_alpha', 'check_aspect_map',
+           'atomic_write', 'ragged_arange', 'check_writable_dir', 'check_writable_file', 'check_int', 'one_line',
+           'os_reason', 'hasher', 'bytes_digest', 'text_digest', 'json_ready', 'file_digest', 'json_digest', 'nan_mean',
+           'replace_folder', 'package_path', 'folder_lock', 'writing', 'exit_with_parent', 'fork_or_spawn', 'require']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -38,6 +38,18 @@ def parse_domains(spec: str | list | tuple | None, available=DOMAINS) -> list[st
 class BrightproError(Exception):
     "An error the user can fix; the command line prints it without a traceback and exits 2."
     exit_code = 2
+
+# %% ../nbs/00_core.ipynb #03f8e94e
+class LazyModule(types.ModuleType):
+    "Stands for the module `name` and imports it the first time one of its attributes is read."
+    def __getattr__(self, attr):
+        module = importlib.import_module(self.__name__)
+        self.__dict__.update(vars(module))   # later reads find the names directly
+        return getattr(module, attr)
+
+def lazy_module(name: str):
+    "The module `name` if it is imported already, else a `LazyModule` standing for it: `pd = lazy_module(\"pandas\")`."
+    return sys.modules.get(name) or LazyModule(name)
 
 # %% ../nbs/00_core.ipynb #5da051c5
 _QUIET = contextvars.ContextVar("brightpro_quiet_progress", default=False)
@@ -264,6 +276,14 @@ def exit_with_parent(parent: int) -> str:
     if how == "watchdog": _watch_parent(parent)
     if os.getppid() != parent: os._exit(1)   # the parent died before the line above
     return how
+
+# %% ../nbs/00_core.ipynb #1459e8ba
+def fork_or_spawn() -> str:
+    "How worker processes start: 'fork' where it is safe (Linux, no other thread, torch not loaded), else 'spawn'."
+    if sys.platform != "linux" or "torch" in sys.modules: return "spawn"
+    for t in threading.enumerate():
+        if type(t).__name__ == "TMonitor": t.exit()   # tqdm's idle monitor
+    return "fork" if threading.active_count() == 1 else "spawn"
 
 # %% ../nbs/00_core.ipynb #5e1a7c02
 def require(module: str, # the module to import, e.g. 'sentence_transformers'

@@ -12,16 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, file_digest, hasher, hub_offline, json_digest, one_line, package_path, parse_domains
+from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, file_digest, hasher, hub_offline, json_digest, lazy_module, one_line, package_path, parse_domains
 from .render import ResultView, text_table
+pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
+pa = lazy_module("pyarrow")
+pq = lazy_module("pyarrow.parquet")
 
 # %% auto #0
-__all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 'ERROR_KINDS', 'WARNING_KINDS',
+__all__ = ['pd', 'pa', 'pq', 'BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 'ERROR_KINDS', 'WARNING_KINDS',
            'BRIGHT_QUERY_CONFIGS', 'MAPPING_STATUS', 'DataError', 'read_rows', 'Source', 'hub_source', 'resolve_source',
            'read_documents', 'Problem', 'split_aspect_id', 'check_tables', 'Domain', 'available_domains', 'load_domain',
            'load_bright', 'query_source_kind', 'QueryFile', 'read_query_file', 'apply_query_file', 'QueryMapping',
@@ -228,7 +228,7 @@ def _require_fields(source: Source, config: str, domain: str, table: pa.Table, f
                     f"(fields: {', '.join(have) or 'none'})")
 
 # %% ../nbs/01_data.ipynb #7b0e5a05
-_DOC_SCHEMA = pa.schema([("id", pa.string()), ("content", pa.string())])
+def _doc_schema() -> pa.Schema: return pa.schema([("id", pa.string()), ("content", pa.string())])   # built on use: pyarrow loads lazily
 
 def _is_text(t: pa.DataType) -> bool: return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)
 
@@ -258,7 +258,7 @@ def _documents_from_files(source, config, domain) -> pa.Table:
     if bad := _bad_doc_columns(table):
         raise DataError(f"{_where(source, config, domain)}: {config} of {domain}: "
                         + "; ".join(f"field {f} is {t}, expected text" for f, t in bad.items()))
-    table = table.cast(_DOC_SCHEMA)
+    table = table.cast(_doc_schema())
     if rows := _bad_ids(table["id"]):
         rid, more = table["id"][rows[0]].as_py(), f" (and {len(rows) - 1} more)" if len(rows) > 1 else ""
         raise DataError(f"{_where(source, config, domain)}: {config} of {domain}: id {rid!r} (row {rows[0] + 1}) {_id_fault(rid)}{more}; "
@@ -297,7 +297,7 @@ def _cache_unwritable(folder: Path, error: OSError, nbytes: int):
 def _write_cache(cached: Path, table: pa.Table) -> pa.Table:
     "Write `table` as the cache entry `cached` and map it back; `_cache_unwritable` when it cannot be written."
     try:
-        with atomic_write(cached, "wb") as f, pa.ipc.new_file(f, _DOC_SCHEMA) as writer: writer.write_table(table)
+        with atomic_write(cached, "wb") as f, pa.ipc.new_file(f, _doc_schema()) as writer: writer.write_table(table)
         return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
     except OSError as e:
         _cache_unwritable(cached.parent, e, table.nbytes)

@@ -12,16 +12,16 @@ from pathlib import Path
 from time import perf_counter
 
 import numpy as np
-import pyarrow as pa
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, bytes_digest, hub_offline, json_digest, one_line, os_reason, progress, require
+from .core import BrightproError, atomic_write, bytes_digest, hub_offline, json_digest, lazy_module, one_line, os_reason, progress, require
 from .runs import Run
 from .retriever import Retriever, ranked_run, settings_key
 from .recipes import Recipe, check_environment, installed_versions, recipe
+pa = lazy_module("pyarrow")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['CPU_BATCH', 'GPU_BATCH', 'RACY_NS', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN',
+__all__ = ['pa', 'CPU_BATCH', 'GPU_BATCH', 'RACY_NS', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN',
            'SEARCH_BLOCK_BYTES', 'dense_recipe', 'default_dense_model', 'auto_device', 'default_batch_size',
            'load_sentence_transformer', 'load_own_encoder', 'EmbeddingCache', 'next_chunk_size', 'device_list',
            'length_order', 'check_shard', 'shard_rows', 'Dense']

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, json_ready, nan_mean, progress, text_digest, writing
+from .core import BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, json_ready, lazy_module, nan_mean, progress, text_digest, writing
 from .render import ResultView, format_cell, text_table
 from .data import Domain
 from .llm import LLMClient, LLMError
@@ -25,9 +24,10 @@ from .prompts import JUDGE_FIELDS, load_judge_prompt
 from .significance import paired_bootstrap_ci
 from .traces import (JUDGEMENTS_FILE, VALIDITY_FILE, JsonlWriter, domain_traces, domains_in_run, judgement_key, merge_judgements, fresh_judgements, read_judgements,
                               omitted_aspects, rep_summary, table_lines, trace_answers)
+pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['JUDGE_KEYS', 'VALIDITY_SOURCE', 'VALIDITY_TIERS', 'OFF_TOPIC_ANSWERS', 'SPREAD_TARGET', 'query_aspects',
+__all__ = ['pd', 'JUDGE_KEYS', 'VALIDITY_SOURCE', 'VALIDITY_TIERS', 'OFF_TOPIC_ANSWERS', 'SPREAD_TARGET', 'query_aspects',
            'judge_messages', 'judge_schema', 'parse_judgement', 'weighted_coverage', 'reasoning_completeness',
            'judge_answer', 'rep_agreement', 'Judging', 'judge_run', 'truncate_reference', 'validity_answers',
            'weighted_kappa', 'spearman', 'cluster_bootstrap_ci', 'JudgeValidity', 'judge_validity']

@@ -6,21 +6,21 @@ Docs: https://brightpro.github.io/brightpro/lucene.html.md"""
 
 # %% ../nbs/04_lucene.ipynb #2648aba1
 from __future__ import annotations
-import functools, multiprocessing, os, re, sys, threading
+import functools, multiprocessing, os, re
 import unicodedata
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from itertools import chain
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 from fastcore.basics import patch
 
-from .core import check_int, exit_with_parent, progress, quiet_progress, ragged_arange
+from .core import check_int, exit_with_parent, fork_or_spawn, lazy_module, progress, quiet_progress, ragged_arange
+pa = lazy_module("pyarrow")   # imported on first use (core.lazy_module)
+pc = lazy_module("pyarrow.compute")
 
 # %% auto #0
-__all__ = ['LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'PART_MIN_BYTES', 'as_arrow', 'porter_stem', 'lucene_stem_words',
-           'token_re', 'standard_tokens', 'LuceneEnglishAnalyzer', 'part_bounds']
+__all__ = ['pa', 'pc', 'LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'PART_MIN_BYTES', 'as_arrow', 'porter_stem',
+           'lucene_stem_words', 'token_re', 'standard_tokens', 'LuceneEnglishAnalyzer', 'part_bounds']
 
 # %% ../nbs/04_lucene.ipynb #3e2ec142
 def as_arrow(texts) -> pa.ChunkedArray:
@@ -450,12 +450,17 @@ def _stem_all(self: LuceneEnglishAnalyzer, words: list[str]):
 
 # %% ../nbs/04_lucene.ipynb #0db52468
 @patch
+def analyze_many(self: LuceneEnglishAnalyzer, texts: list[str]) -> list[list[str]]:
+    "The terms of each text, in order: one lower-casing call and one stemming call for all of them (a query set at once)."
+    lowered = pc.utf8_lower(pa.array(texts, pa.string())).to_pylist()
+    kept = [self._filter(standard_tokens(t)) for t in lowered]
+    self._stem_all([t for ts in kept for t in ts])
+    return [[self._stems[t] for t in ts] for ts in kept]
+
+@patch
 def analyze(self: LuceneEnglishAnalyzer, text: str) -> list[str]:
     "The terms of one text, in order."
-    lowered = pc.utf8_lower(pa.array([text], pa.string()))[0].as_py()
-    kept = self._filter(standard_tokens(lowered))
-    self._stem_all(kept)
-    return [self._stems[t] for t in kept]
+    return self.analyze_many([text])[0]
 
 # %% ../nbs/04_lucene.ipynb #7992088b
 def _re2_ranges(cps) -> str:
@@ -669,17 +674,10 @@ def _add_part(self: LuceneEnglishAnalyzer, counts: np.ndarray, terms: np.ndarray
     return np.repeat(np.arange(start, start + len(counts), dtype=np.int32), counts), remap[terms]
 
 # %% ../nbs/04_lucene.ipynb #54069a72
-def _start_method() -> str:
-    "'fork' where it is safe (Linux, no other thread in this process once tqdm's idle monitor is stopped), else 'spawn'."
-    if sys.platform != "linux": return "spawn"
-    for t in threading.enumerate():
-        if type(t).__name__ == "TMonitor": t.exit()  # tqdm's monitor (it starts again with the next bar)
-    return "fork" if threading.active_count() == 1 else "spawn"
-
 @patch
 def _analyze_in_parts(self: LuceneEnglishAnalyzer, texts: pa.ChunkedArray, bounds: list[int], batch_size: int, desc, background: bool):
     "`analyze_ids` of texts[bounds[i]:bounds[i+1]], the first part here and the others in worker processes, merged in order."
-    with ProcessPoolExecutor(len(bounds) - 2, mp_context=multiprocessing.get_context(_start_method()),
+    with ProcessPoolExecutor(len(bounds) - 2, mp_context=multiprocessing.get_context(fork_or_spawn()),
                              initializer=_keep_texts, initargs=(texts, os.getpid())) as pool:
         futures = [pool.submit(_analyze_part, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
         docs, terms = self.analyze_ids(texts.slice(0, bounds[1]), batch_size, desc, background)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 import numpy as np
-import pandas as pd
 from fastcore.basics import patch
-from .core import ASPECT_MAPS, BrightproError, check_alpha, check_aspect_map, check_ks, nan_mean, ragged_arange
+from .core import ASPECT_MAPS, BrightproError, check_alpha, check_aspect_map, check_ks, lazy_module, nan_mean, ragged_arange
 from .runs import TIES, Run, check_ties
+pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['METRICS', 'TREC_METRICS', 'MEASURE_NAMES', 'WHOLE_RANKING', 'Judgements', 'RankedJudgements', 'rank_judgements',
+__all__ = ['pd', 'METRICS', 'TREC_METRICS', 'MEASURE_NAMES', 'WHOLE_RANKING', 'Judgements', 'RankedJudgements', 'rank_judgements',
            'score_judgements', 'evaluate_run', 'mean_scores', 'parse_measures', 'measure_columns', 'domain_judgements',
            'evaluate_domain', 'ASPECT_MAPS', 'TIES']
 

@@ -11,14 +11,14 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-import pandas as pd
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError
+from .core import DOMAINS, BrightproError, lazy_module
 from .render import text_table
+pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'BENCHMARKS', 'ENCODERS', 'FINAL_PAPER', 'QWEN3_Q', 'QWEN3_Q_LONG', 'GRIT_Q',
+__all__ = ['pd', 'BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'BENCHMARKS', 'ENCODERS', 'FINAL_PAPER', 'QWEN3_Q', 'QWEN3_Q_LONG', 'GRIT_Q',
            'GRIT_Q_LONG', 'GRIT_D', 'INSTRUCTOR', 'BRIGHT_PRO_ENV', 'BRIGHT_ENV', 'CONSTRAINTS', 'MTEB_RESULTS',
            'MTEB_NOTE', 'BRIGHT_PRO_RECIPES', 'BRIGHT_RECIPES', 'RECIPES', 'Recipe', 'benchmark_name', 'hub_id',
            'recipe', 'installed_versions', 'check_environment', 'ModelsTable', 'models']

@@ -13,23 +13,23 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
 from fastcore.basics import patch
 
 from . import __version__
 from .core import (BrightproError, atomic_write, check_alpha, check_int, check_ks, check_writable_dir, file_digest,
-                            folder_lock, json_digest, one_line, os_reason, package_path, parse_domains, progress, replace_folder,
+                            fork_or_spawn, folder_lock, json_digest, lazy_module, one_line, os_reason, package_path, parse_domains, progress, replace_folder,
                             exit_with_parent, require)
 from .render import format_cell
 from .significance import holm, paired_randomization_test
 from .data import available_domains, load_domains
-from .retrieve import run_slug, worker_start_method
+from .retrieve import run_slug
 from .retrievers import get_retriever
 from .results import Layout, check_measures, ir_measure, prepare_results, results_ready
 from .tables import TABLE_FORMATS, png_size, read_captions
+pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY', 'DEFAULT_RETRIEVERS', 'notebook_digest',
+__all__ = ['pd', 'STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY', 'DEFAULT_RETRIEVERS', 'notebook_digest',
            'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date', 'analysis_notebook', 'run_notebook',
            'notebook_error', 'PageKernel', 'kernel_kept', 'export_html', 'run_styles', 'smallest_p', 'power_note',
            'pairwise_beats', 'run_provenance', 'report_command', 'nav_html', 'Page', 'build_page', 'worker_pool',
@@ -438,7 +438,7 @@ def build_pages(tasks: list, jobs: int = 1, echo=None,
 def stage_workers(jobs: int):
     "`jobs` worker processes for the stages before the pages, forked where safe, that end with this process; a null context (None) for one job."
     if jobs == 1: return nullcontext()
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(worker_start_method()), initializer=exit_with_parent,
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(fork_or_spawn()), initializer=exit_with_parent,
                                initargs=(os.getpid(),))
 
 class PageWorkers:

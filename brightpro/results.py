@@ -10,12 +10,11 @@ import json, re, shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 from fastcore.basics import patch
 
 from . import __version__
 from .core import (DOMAINS, BrightproError, cache_dir as default_cache_dir, atomic_write, check_alpha, check_ks,
-                            file_digest, json_digest, one_line, progress, quiet_progress, replace_folder)
+                            file_digest, json_digest, lazy_module, one_line, progress, quiet_progress, replace_folder)
 from .data import Domain, load_domains
 from .runs import Run
 from .metrics import MEASURE_NAMES, METRICS, parse_measures
@@ -24,9 +23,10 @@ from .retrieve import retrieve, run_slug
 from .agent import run_agent, select_qids
 from .agentic import agentic_eval
 from .traces import VALIDITY_FILE, domains_in_run, write_authors_runs
+pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD', 'IR_NAMES',
+__all__ = ['pd', 'RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD', 'IR_NAMES',
            'SAMPLE_RETRIEVERS', 'Layout', 'aspect_ranks', 'query_table', 'run_each', 'prepare_runs', 'domain_runs',
            'domain_agents', 'run_file', 'ExternalRun', 'external_runs', 'adopt_runs', 'run_label', 'agent_label',
            'run_file_meta', 'adopt_agents', 'data_fingerprint', 'results_fingerprint', 'ir_measure', 'result_columns',

@@ -6,25 +6,25 @@ Docs: https://brightpro.github.io/brightpro/retrieve.html.md"""
 
 # %% ../nbs/06_retrieve.ipynb #84e96695
 from __future__ import annotations
-import json, multiprocessing, os, sys, threading, time
+import json, multiprocessing, os, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from . import __version__
-from .core import (BrightproError, atomic_write, check_int, check_writable_dir, file_digest, json_digest, os_reason, progress,
+from .core import (BrightproError, atomic_write, check_int, check_writable_dir, file_digest, fork_or_spawn, json_digest, lazy_module, os_reason, progress,
                             exit_with_parent, quiet_progress, cache_dir as default_cache_dir)
 from .data import Domain
 from .runs import Run, write_json_run, write_trec_run
 from .retriever import Retriever, corpus_hash
 from .dense import check_shard
 from .retrievers import check_options, get_retriever, retriever_slug
+pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['run_slug', 'stable_ranking', 'file_record', 'write_run_files', 'queries_hash', 'is_up_to_date', 'drop_excluded',
-           'check_out_folder', 'shard_status', 'retrieve_domain', 'Retrieval', 'worker_start_method', 'retrieve']
+__all__ = ['pd', 'run_slug', 'stable_ranking', 'file_record', 'write_run_files', 'queries_hash', 'is_up_to_date', 'drop_excluded',
+           'check_out_folder', 'shard_status', 'retrieve_domain', 'Retrieval', 'retrieve']
 
 # %% ../nbs/06_retrieve.ipynb #e8ab61be
 def run_slug(retriever: str, benchmark: str = "brightpro", queries: str = "examples", long: bool = False) -> str:
@@ -195,11 +195,6 @@ def _check_domains(domains) -> dict:
         raise BrightproError("the domains mix benchmarks or configs; retrieve each kind separately (they go to different run folders)")
     return domains
 
-# %% ../nbs/06_retrieve.ipynb #7479f19c
-def worker_start_method() -> str:
-    "'fork' where it is safe (Linux, and no other thread in this process, as in a command), else 'spawn'."
-    return "fork" if sys.platform == "linux" and threading.active_count() == 1 else "spawn"
-
 # %% ../nbs/06_retrieve.ipynb #0397e225
 def _retrieve_one(domain: Domain, settings: dict) -> dict:
     "What a worker does: `retrieve_domain` for one domain, without progress bars (the parent's is the one shown)."
@@ -216,7 +211,7 @@ def _largest_first(domains: dict) -> list[str]:
 def _retrieve_in_workers(domains: dict, jobs: int, settings: dict, label: str, echo) -> Retrieval:
     "`_retrieve_one` for each domain, largest first, in `jobs` worker processes; the results in the order of `domains`."
     done, failure = {}, None
-    with ProcessPoolExecutor(min(jobs, len(domains)), mp_context=multiprocessing.get_context(worker_start_method()),
+    with ProcessPoolExecutor(min(jobs, len(domains)), mp_context=multiprocessing.get_context(fork_or_spawn()),
                              initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(_retrieve_one, domains[n], settings): n for n in _largest_first(domains)}
         for f in progress(as_completed(futures), total=len(futures), desc=f"retrieve {label}", unit="domain"):

@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-import pyarrow as pa
 
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, file_digest, hasher, json_digest
+from .core import BrightproError, atomic_write, file_digest, hasher, json_digest, lazy_module
 from .lucene import as_arrow
 from .runs import Run
+pa = lazy_module("pyarrow")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['Retriever', 'top_k', 'ranked_run', 'corpus_hash', 'settings_key', 'write_digests', 'digests_ok', 'save_arrays',
+__all__ = ['pa', 'Retriever', 'top_k', 'ranked_run', 'corpus_hash', 'settings_key', 'write_digests', 'digests_ok', 'save_arrays',
            'load_arrays']
 
 # %% ../nbs/05_retriever.ipynb #c2c7a103
@@ -67,11 +67,23 @@ def _update_hash(h, arr: pa.ChunkedArray):
             data.update(memoryview(chunk.buffers()[2])[int(offsets[0]):int(offsets[-1])])
     h.update(lengths.digest()); h.update(data.digest())
 
+_HASHED: dict = {}   # {the Arrow buffers' addresses: (fingerprint, the arrays)}, the last two corpora hashed
+
+def _buffers_key(arr: pa.ChunkedArray) -> tuple:
+    return tuple((c.offset, len(c), *(0 if b is None else b.address for b in c.buffers())) for c in arr.chunks)
+
 def corpus_hash(doc_ids, texts) -> str:
-    "A fingerprint of document ids and texts (order matters), from the Arrow buffers."
+    "A fingerprint of document ids and texts (order matters), from the Arrow buffers; the same Arrow buffers are hashed once."
+    arrow = all(isinstance(x, (pa.Array, pa.ChunkedArray)) for x in (doc_ids, texts))
+    doc_ids, texts = as_arrow(doc_ids), as_arrow(texts)
+    key = (_buffers_key(doc_ids), _buffers_key(texts)) if arrow else None
+    if key in _HASHED: return _HASHED[key][0]
     h = hasher()
-    for part in (as_arrow(doc_ids), as_arrow(texts)):
+    for part in (doc_ids, texts):
         h.update(str(len(part)).encode()); _update_hash(h, part)
+    if key is not None:   # kept with the arrays: Arrow memory is immutable, and held it cannot be reused by other data
+        if len(_HASHED) >= 2: _HASHED.pop(next(iter(_HASHED)))
+        _HASHED[key] = (h.hexdigest(), doc_ids, texts)
     return h.hexdigest()
 
 def settings_key(*parts) -> str:

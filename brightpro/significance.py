@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 from fastcore.basics import patch
 
-from .core import BrightproError, check_int
+from .core import BrightproError, check_int, lazy_module
 from .render import ResultView, latex_table, markdown_table
+pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['paired_randomization_test', 'paired_bootstrap_ci', 'bootstrap_ci', 'holm', 'Comparison', 'check_resampling',
+__all__ = ['pd', 'paired_randomization_test', 'paired_bootstrap_ci', 'bootstrap_ci', 'holm', 'Comparison', 'check_resampling',
            'compare']
 
 # %% ../nbs/08_significance.ipynb #8f330267

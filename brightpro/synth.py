@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, atomic_write, check_writable_dir, parse_domains, progress, require
+from .core import DOMAINS, BrightproError, atomic_write, check_writable_dir, lazy_module, parse_domains, progress, require
+pa = lazy_module("pyarrow")   # imported on first use (core.lazy_module)
+pq = lazy_module("pyarrow.parquet")
 
 # %% auto #0
-__all__ = ['FULL_SIZES', 'MEAN_DOC_CHARS', 'MEAN_QUERY_CHARS', 'ASPECTS_PER_QUERY', 'GOLD_PER_QUERY', 'RARE_SHARE',
+__all__ = ['pa', 'pq', 'FULL_SIZES', 'MEAN_DOC_CHARS', 'MEAN_QUERY_CHARS', 'ASPECTS_PER_QUERY', 'GOLD_PER_QUERY', 'RARE_SHARE',
            'BRIGHT_SHARE', 'CODE_SHARE', 'SEPS', 'SENTENCE_WORDS', 'SEP_CHARS', 'TOPIC_WORDS', 'TOPIC_SHARE',
            'URL_RATE', 'CODE_LINE_CHARS', 'STYLES', 'synth_domain', 'SynthSummary', 'synth_dataset']
 

@@ -10,13 +10,13 @@ import json, os, re, threading
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from .core import DOMAINS, BrightproError, atomic_write, file_digest, one_line, text_digest
+from .core import DOMAINS, BrightproError, atomic_write, file_digest, lazy_module, one_line, text_digest
 from .render import format_cell, text_table
+pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE', 'VALIDITY_FILE', 'AUTHORS_OK', 'read_jsonl', 'check_trace',
+__all__ = ['pd', 'TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE', 'VALIDITY_FILE', 'AUTHORS_OK', 'read_jsonl', 'check_trace',
            'check_judgement', 'read_checked', 'run_meta', 'run_domains', 'domains_in_run', 'run_dataset',
            'dataset_label', 'dataset_differs', 'domain_traces', 'read_judgements', 'trace_answers', 'round_union',
            'seen_docs', 'trace_R', 'read_traces', 'cut_torn_line', 'JsonlWriter', 'sort_traces', 'judgement_key',

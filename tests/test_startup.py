@@ -1,0 +1,45 @@
+"""Start-up: the command line imports only what the command uses. `brightpro --help`, every subcommand's `--help` and
+`models` load none of the heavy libraries (pandas, pyarrow, torch, matplotlib, openai, ...); `evaluate` loads the data
+libraries it needs and no model, plotting or LLM library. Which modules a run imported is read from `sys.modules` in the
+child process, so the checks do not depend on the machine's speed (the times are in benchmarks/bench_startup.py)."""
+import json, os, subprocess, sys
+
+import pytest
+
+from conftest import ROOT
+
+HEAVY = ("pandas", "pyarrow", "scipy", "matplotlib", "seaborn", "torch", "transformers", "sentence_transformers", "openai",
+         "numba", "gensim", "papermill", "nbclient", "nbformat", "jupyter_client", "PIL")
+PROBE = ("import json, runpy, sys; sys.argv = ['brightpro'] + sys.argv[1:]\n"
+         "try: runpy.run_module('brightpro.cli', run_name='__main__')\n"
+         "finally: print('IMPORTED', json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)), file=sys.stderr)").format(heavy=HEAVY)
+
+
+def probe(*args, env=None):
+    "Run `brightpro ARGS` in a child process; (exit code, stdout, the heavy modules it imported)."
+    res = subprocess.run([sys.executable, "-c", PROBE, *map(str, args)], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    line = next(l for l in res.stderr.splitlines() if l.startswith("IMPORTED "))
+    return res.returncode, res.stdout, json.loads(line.split(" ", 1)[1])
+
+
+@pytest.mark.parametrize("args", [["--help"], ["evaluate", "--help"], ["retrieve", "--help"], ["report", "--help"],
+                                  ["agent", "--help"], ["data", "synth", "--help"], ["rerank", "--help"]])
+def test_help_imports_no_heavy_library(args):
+    code, out, imported = probe(*args)
+    assert code == 0 and "usage: brightpro" in out
+    assert imported == [], f"brightpro {' '.join(args)} imported {imported}"
+
+
+def test_a_bad_argument_is_refused_before_any_heavy_import():
+    code, _, imported = probe("retrieve", "--retriever", "no-such-retriever")
+    assert code == 2 and imported == []
+
+
+def test_evaluate_imports_the_data_libraries_and_nothing_else_heavy(tmp_path):
+    code, _, _ = probe("retrieve", "--domain", "biology", "--out", tmp_path/"runs", "--cache-dir", tmp_path/"cache")
+    assert code == 0
+    code, out, imported = probe("evaluate", "--domain", "biology", "--run", tmp_path/"runs"/"bm25-bright", "--json")
+    assert code == 0 and "alpha_ndcg@25" in out
+    assert {"pandas", "pyarrow"} <= set(imported)   # the proxies did import them when evaluate used them
+    assert not set(imported) & {"torch", "transformers", "sentence_transformers", "matplotlib", "seaborn", "openai", "papermill"}, imported
