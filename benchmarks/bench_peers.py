@@ -192,12 +192,12 @@ def work_brightpro_jobs(spec):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     res = {"import_s": 0.0, "domains": {}, "top10": {}, "top10_plain": {}, "plain_s": 0.0}
-    from brightpro.retrieve import worker_start_method  # and imports brightpro, as the command has when it starts them
+    from brightpro.core import fork_or_spawn  # and imports brightpro, as the command has when it starts them
     size = lambda d: os.path.getsize(f"{spec['root']}/documents/{d}.parquet")
     order = sorted(spec["domains"], key=size, reverse=True)
     job_spec = {**spec, "plain": False, "analyzer_thread": False,  # as brightpro's own workers: the processes fill the cores
                 "index_jobs": spec["threads"]}  # and, as `retrieve --jobs`, a large domain analysed in that many parts
-    with ProcessPoolExecutor(spec["threads"], mp_context=multiprocessing.get_context(worker_start_method())) as pool:
+    with ProcessPoolExecutor(spec["threads"], mp_context=multiprocessing.get_context(fork_or_spawn())) as pool:
         for d, one in zip(order, pool.map(_bp_domain, [job_spec] * len(order), order)): _bp_collect(res, d, one)
     peaks = {}
     for one in res["domains"].values(): peaks[one["pid"]] = max(peaks.get(one["pid"], 0.0), one["peak_gib"])

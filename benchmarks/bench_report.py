@@ -1,4 +1,4 @@
-"""`build_report` (what `brightpro report` runs) on the whole bundled sample, cold (an empty cache: indexes and
+"""`build_report` (what `brightpro report` runs) on the whole bundled sample (or --dataset), cold (an empty cache: indexes and
 embeddings built), `--jobs 2` against `--jobs 1`, today's code against an earlier commit's (`--against`, default
 main), with the report's own stage seconds; then a second run with everything up to date as a share of the first
 (goal: under 5%), and the fixed cost of a page (a kernel started and the page's imports) with a fresh kernel per
@@ -9,7 +9,9 @@ folder with a fresh cache folder. Wall seconds include Python's start and import
 whole process tree (workers and kernels included), which a shared machine disturbs less than wall time. Every
 run's runs, results, page tables and figures (PNG) are compared by digest with the first's: the check that
 parallel stages and warm kernels change no byte. Goal (issue 22): the default retrievers cold at most 30 s.
-Run: .venv/bin/python benchmarks/bench_report.py [--against REV] [--repeat N] [--retrievers ...] [--domains ...]
+With --against-retrieve, a cold `brightpro retrieve --jobs 2` of the same data as well (issue 22's full-size goal: the
+bm25-bright report with the prf agent, --jobs 2, at most 2.5x it).
+Run: .venv/bin/python benchmarks/bench_report.py [--against REV] [--repeat N] [--retrievers ...] [--domains ...] [--dataset DIR]
 """
 from __future__ import annotations
 import argparse, hashlib, json, os, resource, shutil, subprocess, sys, tempfile, time
@@ -22,22 +24,33 @@ ROOT = Path(__file__).resolve().parent.parent
 CODE = """
 import json, sys
 from brightpro.report import build_report
-rep = build_report("sample", sys.argv[6], retrievers=sys.argv[1].split(","), agent=sys.argv[2] or None, out=sys.argv[3], jobs=int(sys.argv[4]), cache_dir=sys.argv[5])
+rep = build_report(sys.argv[7], sys.argv[6], retrievers=sys.argv[1].split(","), agent=sys.argv[2] or None, out=sys.argv[3], jobs=int(sys.argv[4]), cache_dir=sys.argv[5])
 print(json.dumps({"statuses": [p.status for p in rep.pages] + [rep.summary.status], "seconds": rep.seconds,
                   "page_seconds": {p.name: p.seconds for p in rep.pages + [rep.summary]}}))
 """
 
 
-def run(code_root: Path, retrievers, agent, domains, out, jobs, cache) -> dict:
+def run(code_root: Path, retrievers, agent, domains, out, jobs, cache, dataset="sample") -> dict:
     "Wall and CPU seconds (this process tree) of one build_report in a fresh process, and what it reported."
     before, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", CODE, retrievers, agent, str(out), str(jobs), str(cache), domains], capture_output=True,
+    p = subprocess.run([sys.executable, "-c", CODE, retrievers, agent, str(out), str(jobs), str(cache), domains, dataset], capture_output=True,
                        text=True, cwd=code_root, env={**os.environ, "PYTHONPATH": str(code_root), "BRIGHTPRO_PROGRESS": "0", "HF_HUB_OFFLINE": "1",
                                                       "HF_DATASETS_OFFLINE": "1", "MPLBACKEND": "Agg"})
     wall, after = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode: raise SystemExit(f"build_report failed ({p.returncode}):\n{p.stderr[-3000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall_s": wall, "cpu_s": cpu, **json.loads(p.stdout.strip().splitlines()[-1])}
+
+
+def retrieve_cold(retriever: str, domains: str, dataset: str, tmp: Path) -> float:
+    "Wall seconds of a cold `brightpro retrieve --jobs 2` (empty cache) of `retriever` on the same data, in a fresh process."
+    t = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "brightpro.cli", "retrieve", "--retriever", retriever, "--domain", domains, "--dataset", dataset,
+                        "--jobs", "2", "--out", str(tmp/"retrieve-runs"), "--cache-dir", str(tmp/"retrieve-cache")], capture_output=True, text=True,
+                       cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "BRIGHTPRO_PROGRESS": "0", "HF_HUB_OFFLINE": "1"})
+    if p.returncode: raise SystemExit(f"retrieve failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    shutil.rmtree(tmp/"retrieve-cache", ignore_errors=True)
+    return time.perf_counter() - t
 
 
 def digests(out: Path, root: Path) -> dict:
@@ -94,6 +107,9 @@ def main(argv=None):
     ap.add_argument("--domains", default="all")
     ap.add_argument("--against", default="main", help="the commit whose code is 'before' ('' to skip it)")
     ap.add_argument("--repeat", type=int, default=1, help="cold runs per code and jobs")
+    ap.add_argument("--dataset", default="sample", help="the sample (default) or a dataset folder, e.g. a full-size synthetic one")
+    ap.add_argument("--against-retrieve", action="store_true",
+                    help="also time a cold `brightpro retrieve --jobs 2` of the first retriever on the same data (goal: the report at most 2.5x it)")
     args = ap.parse_args(argv)
     codes = {"after": ROOT}
     rows, results, ref, same = [], {}, None, []
@@ -104,7 +120,7 @@ def main(argv=None):
             for name, root in codes.items():
                 for jobs in (1, 2):
                     out, cache = tmp/f"{name}-jobs{jobs}-{i}", tmp/f"cache-{name}-jobs{jobs}-{i}"
-                    r = run(root, args.retrievers, args.agent, args.domains, out, jobs, cache)
+                    r = run(root, args.retrievers, args.agent, args.domains, out, jobs, cache, args.dataset)
                     assert set(r["statuses"]) == {"built"}, r
                     d = digests(out, root)
                     if ref is None: ref = d
@@ -115,7 +131,8 @@ def main(argv=None):
                           f"same bytes as the first: {r['identical']} ({len(d)} files{'; differ: ' + ', '.join(r['differ'][:8]) if r['differ'] else ''})", flush=True)
                     shutil.rmtree(cache, ignore_errors=True)
                     if not (name == "after" and jobs == 2 and i == 0): shutil.rmtree(out, ignore_errors=True)
-        again = run(ROOT, args.retrievers, args.agent, args.domains, tmp/"after-jobs2-0", 2, tmp/"cache-again")
+        retrieve_s = retrieve_cold(args.retrievers.split(",")[0], args.domains, args.dataset, tmp) if args.against_retrieve else None
+        again = run(ROOT, args.retrievers, args.agent, args.domains, tmp/"after-jobs2-0", 2, tmp/"cache-again", args.dataset)
         assert set(again["statuses"]) == {"up to date"}, again
         cost = page_cost(tmp)
         if args.against: subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tmp/"before")], capture_output=True)
@@ -133,6 +150,9 @@ def main(argv=None):
               f"(fastest runs' wall time)")
     print(f"jobs=2/jobs=1 after: {best('after jobs=2') / best('after jobs=1'):.2f}x; goal: the default retrievers cold at most 30 s: "
           f"after jobs=2 {best('after jobs=2'):.1f} s")
+    if retrieve_s:
+        print(f"cold `brightpro retrieve --jobs 2` of {args.retrievers.split(',')[0]} on the same data: {retrieve_s:.1f} s; "
+              f"report jobs=2 / retrieve: {best('after jobs=2') / retrieve_s:.2f}x (goal at full size: at most 2.5x)")
     print(f"again, everything up to date (jobs=2): {again['wall_s']:.1f} s, {100 * again['wall_s'] / best('after jobs=2'):.1f}% of the cold run")
     print(f"a page's fixed cost (kernel + imports): fresh kernel each {spread(cost['fresh'])} s; kept kernel: first {cost['kept'][0]:.1f} s, "
           f"then {spread(cost['kept'][1:])} s")
@@ -142,7 +162,8 @@ def main(argv=None):
              f"others: {', '.join(sorted({f for v in results.values() for r in v for f in r['differ']} - noise)) or 'none'}"))
     print(f"{os.cpu_count()} CPUs; load average at the end {os.getloadavg()[0]:.1f} (a shared machine disturbs wall times)")
     save("bench_report", {"retrievers": args.retrievers, "agent": args.agent, "domains": args.domains, "against": args.against,
-                          "runs": results, "again": again, "page_cost": cost, "identical": all(same), "loadavg": os.getloadavg()})
+                          "dataset": args.dataset, "runs": results, "again": again, "page_cost": cost, "identical": all(same),
+                          "retrieve_cold_s": retrieve_s, "loadavg": os.getloadavg()})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,73 @@
+"""Start-up of the command line: the import of `brightpro.cli` (timed inside the process), `brightpro --help` and
+`brightpro evaluate` of a bm25-bright run on the bundled sample (wall, process start included), each the median of
+--repeats runs after one warm-up run (so bytecode is compiled, as in an installed package: PYTHONDONTWRITEBYTECODE is
+unset for the children). With --before DIR, the same with the brightpro of another checkout on the path (e.g. a
+worktree of the previous commit), side by side, and whether both printed the same evaluation. Goal (issue 22): the
+import behind `--help` and `evaluate` under 0.3 s. Run:
+  .venv/bin/python benchmarks/bench_startup.py [--repeats 7] [--before ../main-before]
+"""
+from __future__ import annotations
+import argparse, os, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import save, table
+
+HERE = Path(__file__).resolve().parent.parent
+IMPORT = "import time; t = time.perf_counter(); import brightpro.cli; print(time.perf_counter() - t)"
+# The import evaluate pays before its work: its parser, then (lazily or not) the modules its handler calls.
+EVALUATE_IMPORTS = ("import time; t = time.perf_counter(); import brightpro.cli, brightpro.compare, pandas, pyarrow;"
+                    " print(time.perf_counter() - t)")
+
+
+def env_for(root: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1", "BRIGHTPRO_PROGRESS": "0"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def wall(root: Path, argv: list[str]) -> tuple[float, str]:
+    "Wall seconds of one `python argv...` with `root` first on the path, and its stdout."
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, *argv], env=env_for(root), capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if res.returncode: raise SystemExit(f"{root}: {' '.join(argv)} failed:\n{res.stderr[-2000:]}")
+    return seconds, res.stdout
+
+
+def median_of(repeats: int, f) -> float:
+    f()   # warm-up: bytecode written, files in the page cache
+    return statistics.median(f() for _ in range(repeats))
+
+
+def measure(root: Path, run_dir: Path, repeats: int) -> dict:
+    cli = ["-m", "brightpro.cli"]
+    evaluate = [*cli, "evaluate", "--domain", "all", "--run", str(run_dir), "--json"]
+    return {"import brightpro.cli": median_of(repeats, lambda: float(wall(root, ["-c", IMPORT])[1])),
+            "import cli + what evaluate uses": median_of(repeats, lambda: float(wall(root, ["-c", EVALUATE_IMPORTS])[1])),
+            "brightpro --help (wall)": median_of(repeats, lambda: wall(root, [*cli, "--help"])[0]),
+            "brightpro evaluate, sample (wall)": median_of(repeats, lambda: wall(root, evaluate)[0]),
+            "evaluation": wall(root, evaluate)[1]}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=7, help="runs per figure after a warm-up (the median kept)")
+    ap.add_argument("--before", default=None, help="a checkout of the previous code, measured the same way")
+    args = ap.parse_args(argv)
+    roots = {"this code": HERE, **({"before": Path(args.before).resolve()} if args.before else {})}
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
+        wall(HERE, ["-m", "brightpro.cli", "retrieve", "--domain", "all", "--out", f"{tmp}/runs", "--cache-dir", f"{tmp}/cache"])
+        got = {name: measure(root, Path(tmp)/"runs"/"bm25-bright", args.repeats) for name, root in roots.items()}
+    figures = [k for k in got["this code"] if k != "evaluation"]
+    rows = [[f, *(got[name][f] for name in roots), *([got["before"][f] / got["this code"][f]] if args.before else [])] for f in figures]
+    table(rows, ["seconds (median)", *roots, *(["before / this"] if args.before else [])])
+    same = got["this code"]["evaluation"] == got["before"]["evaluation"] if args.before else None
+    if args.before: print(f"\nevaluate printed the same JSON with both: {same}")
+    print(f"load average before the run: {load:.2f}, after: {os.getloadavg()[0]:.2f}")
+    print(f"wrote {save('bench_startup', {'rows': rows, 'same_evaluation': same, 'load': load})}")
+
+
+if __name__ == "__main__":
+    main()
