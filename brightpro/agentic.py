@@ -21,13 +21,16 @@ from .runs import Run
 from .metrics import domain_judgements, score_judgements
 from .traces import (domain_traces, domains_in_run, judgement_key, fresh_judgements, read_judgements, rep_summary, round_union,
                               omitted_aspects, run_domains, run_meta, seen_docs, table_lines, trace_R, trace_answers, write_authors_runs)
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pd', 'AER_GAMMA', 'CITATION_COLUMNS', 'DIAGNOSTIC_COLUMNS', 'POWER_NS', 'ANSWER_COLUMNS', 'SUMMARY_COLUMNS', 'aer',
+__all__ = ['AER_GAMMA', 'CITATION_COLUMNS', 'DIAGNOSTIC_COLUMNS', 'POWER_NS', 'ANSWER_COLUMNS', 'SUMMARY_COLUMNS', 'aer',
            'micro_mean', 'macro_mean', 'cited_ids', 'citation_stats', 'cumulative_alpha_ndcg', 'union_scores',
            'query_drift', 'round_diagnostics', 'trace_diagnostics', 'diagnostics_by_round', 'resolvable_difference',
            'power_table', 'AgenticEvaluation', 'agentic_eval', 'AuthorsEvaluation', 'agentic_eval_authors']
+
+# %% ../nbs/11a_agentic.ipynb #20e00906
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
 
 # %% ../nbs/11a_agentic.ipynb #25b580de
 AER_GAMMA = 0.05

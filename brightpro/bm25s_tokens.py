@@ -12,11 +12,14 @@ from typing import Sequence
 import numpy as np
 
 from .core import lazy_module, ragged_arange
-pa = lazy_module("pyarrow")   # imported on first use (core.lazy_module)
-pc = lazy_module("pyarrow.compute")
 
 # %% auto #0
-__all__ = ['pa', 'pc', 'bm25s_tokenize', 'bm25s_tokenize_strings']
+__all__ = ['bm25s_tokenize', 'bm25s_tokenize_strings']
+
+# %% ../nbs/05a_bm25s_tokens.ipynb #9e141fbb
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pa = lazy_module("pyarrow")
+pc = lazy_module("pyarrow.compute")
 
 # %% ../nbs/05a_bm25s_tokens.ipynb #2e65dd4f
 _BM25S_TOKEN_RE = re.compile(r"(?u)\b\w\w+\b")   # bm25s's default token_pattern

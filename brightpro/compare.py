@@ -17,10 +17,13 @@ from .core import BrightproError, atomic_write, check_ks, check_writable_dir, ch
 from .data import load_domains
 from .evaluate import Evaluation, check_cut, evaluate_runs, export_qrels
 from .significance import Comparison, check_resampling, compare
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pd', 'EvaluationReport', 'evaluate_and_compare']
+__all__ = ['EvaluationReport', 'evaluate_and_compare']
+
+# %% ../nbs/08a_compare.ipynb #9f13dee4
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
 
 # %% ../nbs/08a_compare.ipynb #8f0d5c58
 @dataclass(eq=False)

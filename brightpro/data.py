@@ -16,17 +16,20 @@ from fastcore.basics import patch
 
 from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, file_digest, hasher, hub_offline, json_digest, lazy_module, one_line, package_path, parse_domains
 from .render import ResultView, text_table
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
-pa = lazy_module("pyarrow")
-pq = lazy_module("pyarrow.parquet")
 
 # %% auto #0
-__all__ = ['pd', 'pa', 'pq', 'BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 'ERROR_KINDS', 'WARNING_KINDS',
+__all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 'ERROR_KINDS', 'WARNING_KINDS',
            'BRIGHT_QUERY_CONFIGS', 'MAPPING_STATUS', 'DataError', 'read_rows', 'Source', 'hub_source', 'resolve_source',
            'read_documents', 'Problem', 'split_aspect_id', 'check_tables', 'Domain', 'available_domains', 'load_domain',
            'load_bright', 'query_source_kind', 'QueryFile', 'read_query_file', 'apply_query_file', 'QueryMapping',
            'bright_query_mapping', 'load_domains', 'dataset_stats', 'DatasetStats', 'describe_dataset',
            'validate_dataset', 'problem_summary', 'ValidationReport', 'validation_report']
+
+# %% ../nbs/01_data.ipynb #61fa356a
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
+pa = lazy_module("pyarrow")
+pq = lazy_module("pyarrow.parquet")
 
 # %% ../nbs/01_data.ipynb #53940b4a
 BRIGHT_PRO_REPO, BRIGHT_REPO = "yale-nlp/Bright-Pro", "xlangai/BRIGHT"

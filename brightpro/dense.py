@@ -18,13 +18,16 @@ from .core import BrightproError, atomic_write, bytes_digest, hub_offline, json_
 from .runs import Run
 from .retriever import Retriever, ranked_run, settings_key
 from .recipes import Recipe, check_environment, installed_versions, recipe
-pa = lazy_module("pyarrow")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pa', 'CPU_BATCH', 'GPU_BATCH', 'RACY_NS', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN',
+__all__ = ['CPU_BATCH', 'GPU_BATCH', 'RACY_NS', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN',
            'SEARCH_BLOCK_BYTES', 'dense_recipe', 'default_dense_model', 'auto_device', 'default_batch_size',
            'load_sentence_transformer', 'load_own_encoder', 'EmbeddingCache', 'next_chunk_size', 'device_list',
            'length_order', 'check_shard', 'shard_rows', 'Dense']
+
+# %% ../nbs/05d_dense.ipynb #dd6f4213
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pa = lazy_module("pyarrow")
 
 # %% ../nbs/05d_dense.ipynb #6d233cf0
 _told = set()

@@ -17,13 +17,16 @@ from .core import DOMAINS, BrightproError, check_alpha, check_aspect_map, check_
 from .render import ResultView, text_table
 from .runs import Run, RunError, check_ties, read_run, write_qrels, write_diversity_qrels
 from .metrics import METRICS, domain_judgements, measure_columns, parse_measures, score_judgements, mean_scores
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
-pa = lazy_module("pyarrow")
-pc = lazy_module("pyarrow.compute")
 
 # %% auto #0
-__all__ = ['pd', 'pa', 'pc', 'RUN_FILE_NAMES', 'split_by_domain', 'load_run_for_domains', 'Evaluation', 'check_cut',
-           'evaluate_runs', 'export_qrels']
+__all__ = ['RUN_FILE_NAMES', 'split_by_domain', 'load_run_for_domains', 'Evaluation', 'check_cut', 'evaluate_runs',
+           'export_qrels']
+
+# %% ../nbs/07_evaluate.ipynb #49a0ef33
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
+pa = lazy_module("pyarrow")
+pc = lazy_module("pyarrow.compute")
 
 # %% ../nbs/07_evaluate.ipynb #6ace2ee0
 _PREFIX = re.compile(r"^(?P<domain>[A-Za-z_\-]+?)[-/:](?P<qid>[^-/:]+)$")

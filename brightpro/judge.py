@@ -24,13 +24,16 @@ from .prompts import JUDGE_FIELDS, load_judge_prompt
 from .significance import paired_bootstrap_ci
 from .traces import (JUDGEMENTS_FILE, VALIDITY_FILE, JsonlWriter, domain_traces, domains_in_run, judgement_key, merge_judgements, fresh_judgements, read_judgements,
                               omitted_aspects, rep_summary, table_lines, trace_answers)
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pd', 'JUDGE_KEYS', 'VALIDITY_SOURCE', 'VALIDITY_TIERS', 'OFF_TOPIC_ANSWERS', 'SPREAD_TARGET', 'query_aspects',
+__all__ = ['JUDGE_KEYS', 'VALIDITY_SOURCE', 'VALIDITY_TIERS', 'OFF_TOPIC_ANSWERS', 'SPREAD_TARGET', 'query_aspects',
            'judge_messages', 'judge_schema', 'parse_judgement', 'weighted_coverage', 'reasoning_completeness',
            'judge_answer', 'rep_agreement', 'Judging', 'judge_run', 'truncate_reference', 'validity_answers',
            'weighted_kappa', 'spearman', 'cluster_bootstrap_ci', 'JudgeValidity', 'judge_validity']
+
+# %% ../nbs/11_judge.ipynb #b42aacb6
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
 
 # %% ../nbs/11_judge.ipynb #a86f53ab
 def _aspect_list(aspects) -> list[tuple[str, float]]:

@@ -15,12 +15,15 @@ import numpy as np
 from fastcore.basics import patch
 
 from .core import check_int, exit_with_parent, fork_or_spawn, lazy_module, progress, quiet_progress, ragged_arange
-pa = lazy_module("pyarrow")   # imported on first use (core.lazy_module)
-pc = lazy_module("pyarrow.compute")
 
 # %% auto #0
-__all__ = ['pa', 'pc', 'LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'PART_MIN_BYTES', 'as_arrow', 'porter_stem',
-           'lucene_stem_words', 'token_re', 'standard_tokens', 'LuceneEnglishAnalyzer', 'part_bounds']
+__all__ = ['LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'PART_MIN_BYTES', 'as_arrow', 'porter_stem', 'lucene_stem_words',
+           'token_re', 'standard_tokens', 'LuceneEnglishAnalyzer', 'part_bounds']
+
+# %% ../nbs/04_lucene.ipynb #b7489bc9
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pa = lazy_module("pyarrow")
+pc = lazy_module("pyarrow.compute")
 
 # %% ../nbs/04_lucene.ipynb #3e2ec142
 def as_arrow(texts) -> pa.ChunkedArray:

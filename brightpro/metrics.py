@@ -12,12 +12,15 @@ import numpy as np
 from fastcore.basics import patch
 from .core import ASPECT_MAPS, BrightproError, check_alpha, check_aspect_map, check_ks, lazy_module, nan_mean, ragged_arange
 from .runs import TIES, Run, check_ties
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pd', 'METRICS', 'TREC_METRICS', 'MEASURE_NAMES', 'WHOLE_RANKING', 'Judgements', 'RankedJudgements', 'rank_judgements',
+__all__ = ['METRICS', 'TREC_METRICS', 'MEASURE_NAMES', 'WHOLE_RANKING', 'Judgements', 'RankedJudgements', 'rank_judgements',
            'score_judgements', 'evaluate_run', 'mean_scores', 'parse_measures', 'measure_columns', 'domain_judgements',
            'evaluate_domain', 'ASPECT_MAPS', 'TIES']
+
+# %% ../nbs/03_metrics.ipynb #a1360550
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
 
 # %% ../nbs/03_metrics.ipynb #5466154d
 METRICS = ("alpha_ndcg", "aspect_recall", "ndcg", "recall")

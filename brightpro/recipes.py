@@ -15,13 +15,16 @@ from fastcore.basics import patch
 
 from .core import DOMAINS, BrightproError, lazy_module
 from .render import text_table
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pd', 'BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'BENCHMARKS', 'ENCODERS', 'FINAL_PAPER', 'QWEN3_Q', 'QWEN3_Q_LONG', 'GRIT_Q',
+__all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'BENCHMARKS', 'ENCODERS', 'FINAL_PAPER', 'QWEN3_Q', 'QWEN3_Q_LONG', 'GRIT_Q',
            'GRIT_Q_LONG', 'GRIT_D', 'INSTRUCTOR', 'BRIGHT_PRO_ENV', 'BRIGHT_ENV', 'CONSTRAINTS', 'MTEB_RESULTS',
            'MTEB_NOTE', 'BRIGHT_PRO_RECIPES', 'BRIGHT_RECIPES', 'RECIPES', 'Recipe', 'benchmark_name', 'hub_id',
            'recipe', 'installed_versions', 'check_environment', 'ModelsTable', 'models']
+
+# %% ../nbs/05c_recipes.ipynb #5611dd40
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
 
 # %% ../nbs/05c_recipes.ipynb #ba13956a
 BRIGHT_PRO_REPO = "yale-nlp/Bright-Pro@5df9e9baf5a0525a2b962d73f213c9dee63c5f3e"

@@ -11,11 +11,14 @@ import math
 
 import numpy as np
 from .core import lazy_module
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pd', 'format_cell', 'column_alignment', 'text_table', 'markdown_table', 'html_table', 'result_html',
-           'result_markdown', 'ResultView', 'latex_escape', 'latex_table']
+__all__ = ['format_cell', 'column_alignment', 'text_table', 'markdown_table', 'html_table', 'result_html', 'result_markdown',
+           'ResultView', 'latex_escape', 'latex_table']
+
+# %% ../nbs/00a_render.ipynb #c5fbd551
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
 
 # %% ../nbs/00a_render.ipynb #5d7c5065
 def format_cell(v, digits: int = 4) -> str:

@@ -26,16 +26,19 @@ from .retrieve import run_slug
 from .retrievers import get_retriever
 from .results import Layout, check_measures, ir_measure, prepare_results, results_ready
 from .tables import TABLE_FORMATS, png_size, read_captions
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pd', 'STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY', 'DEFAULT_RETRIEVERS', 'notebook_digest',
+__all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY', 'DEFAULT_RETRIEVERS', 'notebook_digest',
            'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date', 'analysis_notebook', 'run_notebook',
            'notebook_error', 'PageKernel', 'kernel_kept', 'export_html', 'run_styles', 'smallest_p', 'power_note',
            'pairwise_beats', 'run_provenance', 'report_command', 'nav_html', 'Page', 'build_page', 'worker_pool',
            'build_pages', 'stage_workers', 'PageWorkers', 'page_task', 'Report', 'page_files', 'file_links',
            'files_html', 'index_context', 'render_index', 'write_index', 'parse_named', 'check_report_settings',
            'unlink_summary', 'build_report']
+
+# %% ../nbs/12b_report.ipynb #80c73f9f
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
 
 # %% ../nbs/12b_report.ipynb #b5eccffa2
 def _source(cell) -> str: return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]

@@ -23,16 +23,19 @@ from .retrieve import retrieve, run_slug
 from .agent import run_agent, select_qids
 from .agentic import agentic_eval
 from .traces import VALIDITY_FILE, domains_in_run, write_authors_runs
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pd', 'RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD', 'IR_NAMES',
+__all__ = ['RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD', 'IR_NAMES',
            'SAMPLE_RETRIEVERS', 'Layout', 'aspect_ranks', 'query_table', 'run_each', 'prepare_runs', 'domain_runs',
            'domain_agents', 'run_file', 'ExternalRun', 'external_runs', 'adopt_runs', 'run_label', 'agent_label',
            'run_file_meta', 'adopt_agents', 'data_fingerprint', 'results_fingerprint', 'ir_measure', 'result_columns',
            'check_measures', 'static_results', 'agent_qids', 'agent_done', 'prepare_agent', 'agent_results',
            'changed_results', 'results_ready', 'write_results', 'Results', 'read_results', 'prepare_results',
            'sample_results']
+
+# %% ../nbs/12_results.ipynb #53b18b53
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
 
 # %% ../nbs/12_results.ipynb #b5eccffa1
 @dataclass(frozen=True)

@@ -20,11 +20,14 @@ from .runs import Run, write_json_run, write_trec_run
 from .retriever import Retriever, corpus_hash
 from .dense import check_shard
 from .retrievers import check_options, get_retriever, retriever_slug
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pd', 'run_slug', 'stable_ranking', 'file_record', 'write_run_files', 'queries_hash', 'is_up_to_date', 'drop_excluded',
+__all__ = ['run_slug', 'stable_ranking', 'file_record', 'write_run_files', 'queries_hash', 'is_up_to_date', 'drop_excluded',
            'check_out_folder', 'shard_status', 'retrieve_domain', 'Retrieval', 'retrieve']
+
+# %% ../nbs/06_retrieve.ipynb #e6f55bfa
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
 
 # %% ../nbs/06_retrieve.ipynb #e8ab61be
 def run_slug(retriever: str, benchmark: str = "brightpro", queries: str = "examples", long: bool = False) -> str:

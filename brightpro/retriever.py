@@ -17,11 +17,14 @@ from fastcore.basics import patch
 from .core import BrightproError, atomic_write, file_digest, hasher, json_digest, lazy_module
 from .lucene import as_arrow
 from .runs import Run
-pa = lazy_module("pyarrow")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pa', 'Retriever', 'top_k', 'ranked_run', 'corpus_hash', 'settings_key', 'write_digests', 'digests_ok', 'save_arrays',
+__all__ = ['Retriever', 'top_k', 'ranked_run', 'corpus_hash', 'settings_key', 'write_digests', 'digests_ok', 'save_arrays',
            'load_arrays']
+
+# %% ../nbs/05_retriever.ipynb #e39e6579
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pa = lazy_module("pyarrow")
 
 # %% ../nbs/05_retriever.ipynb #c2c7a103
 class Retriever:

@@ -13,11 +13,14 @@ import numpy as np
 from fastcore.basics import patch
 from .render import ResultView
 from .core import BrightproError, atomic_write, lazy_module, ragged_arange
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pd', 'TREC_COLUMNS', 'TIES', 'RunError', 'Run', 'check_ties', 'read_trec_run', 'read_json_run', 'read_run',
+__all__ = ['TREC_COLUMNS', 'TIES', 'RunError', 'Run', 'check_ties', 'read_trec_run', 'read_json_run', 'read_run',
            'write_trec_run', 'write_json_run', 'write_qrels', 'diversity_qrels', 'write_diversity_qrels']
+
+# %% ../nbs/02_runs.ipynb #1c50a5a8
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
 
 # %% ../nbs/02_runs.ipynb #43f7ce4c
 class RunError(BrightproError):

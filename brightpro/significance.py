@@ -13,11 +13,14 @@ from fastcore.basics import patch
 
 from .core import BrightproError, check_int, lazy_module
 from .render import ResultView, latex_table, markdown_table
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pd', 'paired_randomization_test', 'paired_bootstrap_ci', 'bootstrap_ci', 'holm', 'Comparison', 'check_resampling',
+__all__ = ['paired_randomization_test', 'paired_bootstrap_ci', 'bootstrap_ci', 'holm', 'Comparison', 'check_resampling',
            'compare']
+
+# %% ../nbs/08_significance.ipynb #6f122f94
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
 
 # %% ../nbs/08_significance.ipynb #8f330267
 def _weights(n: int, groups=None) -> np.ndarray:

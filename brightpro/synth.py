@@ -15,13 +15,16 @@ import numpy as np
 from fastcore.basics import patch
 
 from .core import DOMAINS, BrightproError, atomic_write, check_writable_dir, lazy_module, parse_domains, progress, require
-pa = lazy_module("pyarrow")   # imported on first use (core.lazy_module)
-pq = lazy_module("pyarrow.parquet")
 
 # %% auto #0
-__all__ = ['pa', 'pq', 'FULL_SIZES', 'MEAN_DOC_CHARS', 'MEAN_QUERY_CHARS', 'ASPECTS_PER_QUERY', 'GOLD_PER_QUERY', 'RARE_SHARE',
+__all__ = ['FULL_SIZES', 'MEAN_DOC_CHARS', 'MEAN_QUERY_CHARS', 'ASPECTS_PER_QUERY', 'GOLD_PER_QUERY', 'RARE_SHARE',
            'BRIGHT_SHARE', 'CODE_SHARE', 'SEPS', 'SENTENCE_WORDS', 'SEP_CHARS', 'TOPIC_WORDS', 'TOPIC_SHARE',
            'URL_RATE', 'CODE_LINE_CHARS', 'STYLES', 'synth_domain', 'SynthSummary', 'synth_dataset']
+
+# %% ../nbs/01a_synth.ipynb #73317450
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pa = lazy_module("pyarrow")
+pq = lazy_module("pyarrow.parquet")
 
 # %% ../nbs/01a_synth.ipynb #6d726ec8
 FULL_SIZES = {  # documents, queries per domain, as the dataset card publishes them

@@ -17,13 +17,16 @@ from .core import BrightproError, atomic_write, check_ks, lazy_module, require
 from .render import format_cell, latex_escape, latex_table, markdown_table
 from .significance import compare
 from .recipes import BRIGHT_PRO_RECIPES, MTEB_NOTE, MTEB_RESULTS
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pd', 'TABLE_FORMATS', 'FULL_QUERIES', 'FINAL_SECOND_HAND', 'PUBLISHED', 'PUBLISHED_PER_DOMAIN', 'DOMAIN_SHORT',
+__all__ = ['TABLE_FORMATS', 'FULL_QUERIES', 'FINAL_SECOND_HAND', 'PUBLISHED', 'PUBLISHED_PER_DOMAIN', 'DOMAIN_SHORT',
            'SAMPLE_NOTE', 'AGENT_TABLE_COLUMNS', 'PAPER_TABLES', 'VALIDITY_TABLES', 'read_captions', 'save_figure',
            'save_table', 'png_size', 'main_k', 'is_full_dataset', 'reference_points', 'published_per_domain',
            'PaperTable', 'labels_of', 'paper_table', 'agent_paper_table', 'save_paper_tables', 'validity_tables']
+
+# %% ../nbs/12a_tables.ipynb #b9809bbf
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
 
 # %% ../nbs/12a_tables.ipynb #b5eccffa22
 def read_captions(folder) -> dict:

@@ -13,15 +13,18 @@ import numpy as np
 
 from .core import DOMAINS, BrightproError, atomic_write, file_digest, lazy_module, one_line, text_digest
 from .render import format_cell, text_table
-pd = lazy_module("pandas")   # imported on first use (core.lazy_module)
 
 # %% auto #0
-__all__ = ['pd', 'TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE', 'VALIDITY_FILE', 'AUTHORS_OK', 'read_jsonl', 'check_trace',
+__all__ = ['TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE', 'VALIDITY_FILE', 'AUTHORS_OK', 'read_jsonl', 'check_trace',
            'check_judgement', 'read_checked', 'run_meta', 'run_domains', 'domains_in_run', 'run_dataset',
            'dataset_label', 'dataset_differs', 'domain_traces', 'read_judgements', 'trace_answers', 'round_union',
            'seen_docs', 'trace_R', 'read_traces', 'cut_torn_line', 'JsonlWriter', 'sort_traces', 'judgement_key',
            'merge_judgements', 'fresh_judgements', 'rep_summary', 'table_lines', 'omitted_aspects', 'authors_docids',
            'authors_searches', 'authors_trace', 'read_authors_file', 'authors_files', 'write_authors_runs']
+
+# %% ../nbs/09c_traces.ipynb #6bed9e91
+# imported on first use (core.lazy_module): a command pays only for the libraries it uses
+pd = lazy_module("pandas")
 
 # %% ../nbs/09c_traces.ipynb #c356c8b2
 TRACES_FILE, JUDGEMENTS_FILE, META_FILE = "traces.jsonl", "judgements.jsonl", "meta.json"

@@ -241,12 +241,18 @@ def test_forbidden_imports_are_found(tmp_path, module, body, expected):
 ENTRY_POINT = re.compile(r'#\|\s*export\s+if __name__ == "__main__"')
 
 
+IMPORT_LINE = re.compile(r"(#.*|\s*|(from \S+ )?import .*|\w+ = lazy_module\(\"[\w.]+\"\))$")
+
+def _imports_only(cell) -> bool:
+    "An export cell of imports only (with the lazily imported libraries, `pd = lazy_module(\"pandas\")`): nothing to show."
+    return all(IMPORT_LINE.match(line) for line in _src(cell).splitlines())
+
 def unexampled_exports(cells: list[dict]) -> list[str]:
     "Ids of export cells (after the first, the imports) whose next code cell is another export: no example follows at once."
     code = [c for c in cells if c["cell_type"] == "code"]
     exports = [i for i, c in enumerate(code) if _is_export(c)]
     return [code[i].get("id", str(i)) for i in exports[1:]
-            if not ENTRY_POINT.match(_src(code[i])) and (i + 1 == len(code) or _is_export(code[i + 1]))]
+            if not ENTRY_POINT.match(_src(code[i])) and not _imports_only(code[i]) and (i + 1 == len(code) or _is_export(code[i + 1]))]
 
 
 def test_unexampled_exports_finds_two_exports_in_a_row():
@@ -254,6 +260,9 @@ def test_unexampled_exports_finds_two_exports_in_a_row():
     cells = [cell("#| export\nimport os", "imp"), cell("#| export\ndef f(): pass", "f"), cell("#| export\ndef g(): pass", "g"),
              cell("g()", "ex"), {"cell_type": "markdown", "source": "prose"}, cell("#| export\ndef h(): pass", "h")]
     assert unexampled_exports(cells) == ["f", "h"]
+    lazy = cell('#| exporti\n# on first use\npd = lazy_module("pandas")', "lazy")
+    assert unexampled_exports([cells[0], lazy, *cells[1:]]) == ["f", "h"]   # a cell of lazy imports needs no example
+    assert unexampled_exports([cells[0], cell('#| export\npd = lazy_module("pandas")\nX = 1', "x"), *cells[1:]]) == ["x", "f", "h"]
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
