@@ -32,9 +32,9 @@ __all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY
            'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date', 'analysis_notebook', 'run_notebook',
            'notebook_error', 'PageKernel', 'kernel_kept', 'export_html', 'run_styles', 'smallest_p', 'power_note',
            'pairwise_beats', 'run_provenance', 'report_command', 'nav_html', 'Page', 'build_page', 'worker_pool',
-           'build_pages', 'stage_workers', 'PageWorkers', 'page_task', 'Report', 'page_files', 'file_links',
-           'files_html', 'index_context', 'render_index', 'write_index', 'parse_named', 'check_report_settings',
-           'unlink_summary', 'build_report']
+           'build_pages', 'stage_workers', 'PageWorkers', 'page_task', 'Report', 'report_runs', 'report_agents',
+           'page_files', 'file_links', 'files_html', 'index_context', 'render_index', 'write_index', 'parse_named',
+           'check_report_settings', 'unlink_summary', 'build_report']
 
 # %% ../nbs/12b_report.ipynb #80c73f9f
 # imported on first use (core.lazy_module): a command pays only for the libraries it uses
@@ -501,6 +501,14 @@ class Report:
     def __repr__(self): return f"Report({str(self.out)!r}, pages={[(p.name, p.status) for p in self.pages]})"
 
 # %% ../nbs/12b_report.ipynb #8896cef3
+def report_runs(settings: dict) -> list[str]:
+    "Every static run of a report, by name: its retrievers, then the runs made elsewhere (`runs`)."
+    return list(settings["retrievers"]) + list(settings.get("runs", {}))
+
+def report_agents(settings: dict) -> list[str]:
+    "Every agent run of a report, by name: its agent policy, if any, then the agent run folders (`agent_dirs`)."
+    return ([settings["agent"]] if settings["agent"] else []) + list(settings.get("agent_dirs", {}))
+
 def _where(p: Page) -> str:
     if p.status == "skipped": return ""
     if p.status == "failed":   # a page exists only when its notebook ran (up to the error)
@@ -512,8 +520,8 @@ def _where(p: Page) -> str:
 def to_text(self: Report) -> str:
     "A header with the settings, then per domain and for the summary: status, the page (relative to `out`), the error."
     s = self.settings
-    runs = ", ".join(f"{r} (baseline)" if r == s["baseline"] else r for r in s["retrievers"] + list(s.get("runs", {})))
-    agents = ", ".join(([s["agent"]] if s["agent"] else []) + list(s.get("agent_dirs", {}))) or "none"
+    runs = ", ".join(f"{r} (baseline)" if r == s["baseline"] else r for r in report_runs(s))
+    agents = ", ".join(report_agents(s)) or "none"
     lines = [f"report in {self.out}: dataset {s['dataset']}; runs {runs}; agent {agents}; "
              f"k {','.join(map(str, s['k_values']))}; alpha {s['alpha']}"
              + ("; benchmark bright" if s.get("benchmark") == "bright" else "")
@@ -609,7 +617,8 @@ def _entry(out: Path, p: Page | None, name: str) -> dict:
 def index_context(report: Report) -> dict:
     "What the index template shows: settings, the command, the runs-by-domains overview, the summary's entry, one entry per domain."
     out, s = Path(report.out), report.settings
-    return {"settings": s, "summary": _entry(out, report.summary, "summary"), "overview": _overview(out, s["retrievers"]),
+    return {"settings": s, "summary": _entry(out, report.summary, "summary"), "overview": _overview(out, report_runs(s)),
+            "runs": report_runs(s), "agents": report_agents(s),
             "domains": [_entry(out, p, p.name) for p in report.pages],
             "failed": [p.name for p in report.pages if p.status == "failed"], "version": __version__,
             "command": report_command(s["dataset"], s["domains"], s["retrievers"], agent=s["agent"], k_values=s["k_values"],

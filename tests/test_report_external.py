@@ -2,7 +2,7 @@
 retrievers) and an LLM agent run judged against the scripted local server go into `brightpro report --run
 --agent-dir`, and appear by those names in the paper table and in the domain pages' inputs. Bad input: one line,
 non-zero exit."""
-import json
+import json, re
 
 import pandas as pd
 import pytest
@@ -66,6 +66,16 @@ def test_report_shows_the_run_and_the_agent_by_name(built):
     cells = [c.strip().strip("*") for c in row.split("|")[1:-1]]
     assert cells[4:8] == ["3.0", "4.0", "1.0", "4.0"]   # RC 3, OQ 4, R 1, AER 4 (test_cli_agentic works them out by hand)
     assert "The paper's table" in (out/"summary"/"report.html").read_text()
+
+
+def test_index_names_the_run_and_the_agent(built):
+    "The index's header and its runs-by-domains table list the external run and the agent folder, as the summary does."
+    r, out, run, n = built
+    page = (out/"index.html").read_text()
+    header = re.search(r"<p>Runs (.*?)</p>", page, re.S).group(1)
+    assert "<b>bm25-bright</b> (baseline)" in header and "<b>mine</b>" in header and "agent llm" in header
+    overview = page[page.index("Runs by domains"):]
+    assert re.search(r"<t[dh][^>]*>\s*mine\s*</t[dh]>", overview), overview[:2000]
 
 
 def test_domain_inputs_name_the_run_and_agent(built):
