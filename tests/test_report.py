@@ -71,7 +71,7 @@ def check_page(folder: Path, figures, tables):
 
 def test_first_run_builds_every_page_figure_and_table(built):
     rep, out, _ = built
-    assert [(p.name, p.status) for p in rep.pages] == [(d, "built") for d in DOMAINS]
+    assert [(p.name, p.status) for p in rep.pages] == [(d, "built") for d in DOMAINS], [(p.name, p.error) for p in rep.pages]
     assert rep.summary.status == "built"
     for d in DOMAINS: check_page(out/d, DOMAIN_FIGURES, DOMAIN_TABLES)
     check_page(out/"summary", SUMMARY_FIGURES, SUMMARY_TABLES)
