@@ -24,7 +24,7 @@ def run(root: Path, args: list[str]) -> tuple[float, str]:
     "Wall seconds of one `brightpro ...` with `root`'s package first on the path, and its stderr."
     env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1", "BRIGHTPRO_PROGRESS": "0"}
     t0 = time.perf_counter()
-    res = subprocess.run([sys.executable, "-c", PROBE, *args], env=env, capture_output=True, text=True)
+    res = subprocess.run([sys.executable, "-c", PROBE, *args], env=env, capture_output=True, text=True, cwd=root)   # `-c` puts cwd first on the path
     seconds = time.perf_counter() - t0
     if res.returncode: raise SystemExit(f"{root}: brightpro {' '.join(args)} failed:\n{res.stderr[-2000:]}")
     return seconds, res.stderr
@@ -34,7 +34,7 @@ def import_seconds(root: Path, repeats: int = 3) -> float:
     "The fastest of `repeats` fresh imports of brightpro.dense."
     code = "import time; t = time.perf_counter(); import brightpro.dense; print(time.perf_counter() - t)"
     env = {**os.environ, "PYTHONPATH": str(root)}
-    return min(float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout) for _ in range(repeats))
+    return min(float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=root).stdout) for _ in range(repeats))
 
 
 def measure(root: Path, tmp: Path, domain: str, repeats: int) -> dict:

@@ -29,7 +29,7 @@ def env_for(root: Path) -> dict:
 def wall(root: Path, argv: list[str]) -> tuple[float, str]:
     "Wall seconds of one `python argv...` with `root` first on the path, and its stdout."
     t0 = time.perf_counter()
-    res = subprocess.run([sys.executable, *argv], env=env_for(root), capture_output=True, text=True)
+    res = subprocess.run([sys.executable, *argv], env=env_for(root), capture_output=True, text=True, cwd=root)   # cwd: `-c` and `-m` put it first on the path
     seconds = time.perf_counter() - t0
     if res.returncode: raise SystemExit(f"{root}: {' '.join(argv)} failed:\n{res.stderr[-2000:]}")
     return seconds, res.stdout
@@ -47,7 +47,7 @@ def measure(root: Path, run_dir: Path, repeats: int) -> dict:
             "import cli + what evaluate uses": median_of(repeats, lambda: float(wall(root, ["-c", EVALUATE_IMPORTS])[1])),
             "brightpro --help (wall)": median_of(repeats, lambda: wall(root, [*cli, "--help"])[0]),
             "brightpro evaluate, sample (wall)": median_of(repeats, lambda: wall(root, evaluate)[0]),
-            "evaluation": wall(root, evaluate)[1]}
+            "evaluation": wall(root, evaluate)[1].replace(str(root), "<code>")}   # the sample's path names the code's folder
 
 
 def main(argv=None):
