@@ -29,7 +29,6 @@ __all__ = ['AER_GAMMA', 'CITATION_COLUMNS', 'DIAGNOSTIC_COLUMNS', 'POWER_NS', 'A
            'power_table', 'AgenticEvaluation', 'agentic_eval', 'AuthorsEvaluation', 'agentic_eval_authors']
 
 # %% ../nbs/11a_agentic.ipynb #20e00906
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 
 # %% ../nbs/11a_agentic.ipynb #25b580de

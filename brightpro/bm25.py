@@ -103,10 +103,10 @@ def index(self: BM25Bright, doc_ids, texts) -> None:
 
 # %% ../nbs/05b_bm25.ipynb #c1b8065b
 @patch
-def query_vector(self: BM25Bright, text: str, terms: list[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    "The query's known term ids and their BM25 weights (the query's own length, as the harness does); `terms`: its analysed terms, if known."
+def query_vector(self: BM25Bright, text: str, analysed: list[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    "The query's known term ids and their BM25 weights (the query's own length, as the harness does); `analysed`: its terms, if known."
     vocab = self.analyzer.vocab
-    ids = [vocab[t] for t in (self.analyzer.analyze(text) if terms is None else terms) if t in vocab]
+    ids = [vocab[t] for t in (self.analyzer.analyze(text) if analysed is None else analysed) if t in vocab]
     if not ids: return np.zeros(0, np.int64), np.zeros(0, np.float32)
     terms, tf = np.unique(np.array(ids), return_counts=True)
     w = bm25_weights(tf.astype(np.float64), float(tf.sum()), self.idf[terms], self.avgdl, self.k1, self.b)
@@ -114,10 +114,10 @@ def query_vector(self: BM25Bright, text: str, terms: list[str] | None = None) ->
 
 # %% ../nbs/05b_bm25.ipynb #1994c21e
 @patch
-def scores(self: BM25Bright, text: str, terms: list[str] | None = None) -> np.ndarray:
-    "The score of every document for one query (float32, accumulated term by term like gensim's product); `terms` as `query_vector`'s."
+def scores(self: BM25Bright, text: str, analysed: list[str] | None = None) -> np.ndarray:
+    "The score of every document for one query (float32, accumulated term by term like gensim's product); `analysed` as `query_vector`'s."
     import scipy.sparse as sp
-    terms, w = self.query_vector(text, terms)
+    terms, w = self.query_vector(text, analysed)
     if not len(terms): return np.zeros(len(self.doc_ids), np.float32)
     if self._matrix is None:  # the postings as a scipy matrix (no copy: memory-mapped stays mapped)
         self._matrix = sp.csc_matrix((self.data, self.indices, self.indptr), shape=(len(self.doc_ids), len(self.idf)))
@@ -130,7 +130,7 @@ def search(self: BM25Bright, queries: dict[str, str], k: int = 1000) -> Run:
     tops, scores = [], []
     analysed = self.analyzer.analyze_many(list(queries.values()))   # all queries at once: one call each of pyarrow and the stemmer
     for text, terms in progress(zip(queries.values(), analysed), desc=f"{self.name} search", unit="query", total=len(queries)):
-        s = self.scores(text, terms)
+        s = self.scores(text, analysed=terms)
         top = top_k(s, k)
         tops.append(self.doc_ids[top]); scores.append(s[top])
     return ranked_run(self.name, queries, tops, scores)

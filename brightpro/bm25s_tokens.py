@@ -17,7 +17,6 @@ from .core import lazy_module, ragged_arange
 __all__ = ['bm25s_tokenize', 'bm25s_tokenize_strings']
 
 # %% ../nbs/05a_bm25s_tokens.ipynb #9e141fbb
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pa = lazy_module("pyarrow")
 pc = lazy_module("pyarrow.compute")
 

@@ -22,7 +22,6 @@ from .significance import Comparison, check_resampling, compare
 __all__ = ['EvaluationReport', 'evaluate_and_compare']
 
 # %% ../nbs/08a_compare.ipynb #9f13dee4
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 
 # %% ../nbs/08a_compare.ipynb #8f0d5c58

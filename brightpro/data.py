@@ -26,7 +26,6 @@ __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 
            'validate_dataset', 'problem_summary', 'ValidationReport', 'validation_report']
 
 # %% ../nbs/01_data.ipynb #61fa356a
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 pa = lazy_module("pyarrow")
 pq = lazy_module("pyarrow.parquet")

@@ -26,7 +26,6 @@ __all__ = ['CPU_BATCH', 'GPU_BATCH', 'RACY_NS', 'FIRST_CHUNK', 'CHUNK_SECONDS', 
            'length_order', 'check_shard', 'shard_rows', 'Dense']
 
 # %% ../nbs/05d_dense.ipynb #dd6f4213
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pa = lazy_module("pyarrow")
 
 # %% ../nbs/05d_dense.ipynb #6d233cf0

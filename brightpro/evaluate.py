@@ -23,7 +23,6 @@ __all__ = ['RUN_FILE_NAMES', 'split_by_domain', 'load_run_for_domains', 'Evaluat
            'export_qrels']
 
 # %% ../nbs/07_evaluate.ipynb #49a0ef33
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 pa = lazy_module("pyarrow")
 pc = lazy_module("pyarrow.compute")

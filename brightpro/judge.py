@@ -32,7 +32,6 @@ __all__ = ['JUDGE_KEYS', 'VALIDITY_SOURCE', 'VALIDITY_TIERS', 'OFF_TOPIC_ANSWERS
            'weighted_kappa', 'spearman', 'cluster_bootstrap_ci', 'JudgeValidity', 'judge_validity']
 
 # %% ../nbs/11_judge.ipynb #b42aacb6
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 
 # %% ../nbs/11_judge.ipynb #a86f53ab

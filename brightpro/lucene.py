@@ -21,7 +21,6 @@ __all__ = ['LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'PART_MIN_BYTES', 'a
            'token_re', 'standard_tokens', 'LuceneEnglishAnalyzer', 'part_bounds']
 
 # %% ../nbs/04_lucene.ipynb #b7489bc9
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pa = lazy_module("pyarrow")
 pc = lazy_module("pyarrow.compute")
 

@@ -19,7 +19,6 @@ __all__ = ['METRICS', 'TREC_METRICS', 'MEASURE_NAMES', 'WHOLE_RANKING', 'Judgeme
            'evaluate_domain', 'ASPECT_MAPS', 'TIES']
 
 # %% ../nbs/03_metrics.ipynb #a1360550
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 
 # %% ../nbs/03_metrics.ipynb #5466154d

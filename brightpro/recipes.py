@@ -23,7 +23,6 @@ __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'BENCHMARKS', 'ENCODERS', 'FINAL_PA
            'recipe', 'installed_versions', 'check_environment', 'ModelsTable', 'models']
 
 # %% ../nbs/05c_recipes.ipynb #5611dd40
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 
 # %% ../nbs/05c_recipes.ipynb #ba13956a

@@ -17,7 +17,6 @@ __all__ = ['format_cell', 'column_alignment', 'text_table', 'markdown_table', 'h
            'ResultView', 'latex_escape', 'latex_table']
 
 # %% ../nbs/00a_render.ipynb #c5fbd551
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 
 # %% ../nbs/00a_render.ipynb #5d7c5065

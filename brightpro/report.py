@@ -37,7 +37,6 @@ __all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY
            'check_report_settings', 'unlink_summary', 'build_report']
 
 # %% ../nbs/12b_report.ipynb #80c73f9f
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 
 # %% ../nbs/12b_report.ipynb #b5eccffa2
@@ -616,9 +615,9 @@ def _entry(out: Path, p: Page | None, name: str) -> dict:
 
 def index_context(report: Report) -> dict:
     "What the index template shows: settings, the command, the runs-by-domains overview, the summary's entry, one entry per domain."
-    out, s = Path(report.out), report.settings
-    return {"settings": s, "summary": _entry(out, report.summary, "summary"), "overview": _overview(out, report_runs(s)),
-            "runs": report_runs(s), "agents": report_agents(s),
+    out, s, runs = Path(report.out), report.settings, report_runs(report.settings)
+    return {"settings": s, "summary": _entry(out, report.summary, "summary"), "overview": _overview(out, runs),
+            "runs": runs, "agents": report_agents(s),
             "domains": [_entry(out, p, p.name) for p in report.pages],
             "failed": [p.name for p in report.pages if p.status == "failed"], "version": __version__,
             "command": report_command(s["dataset"], s["domains"], s["retrievers"], agent=s["agent"], k_values=s["k_values"],

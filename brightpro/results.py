@@ -34,7 +34,6 @@ __all__ = ['RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K',
            'sample_results']
 
 # %% ../nbs/12_results.ipynb #53b18b53
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 
 # %% ../nbs/12_results.ipynb #b5eccffa1

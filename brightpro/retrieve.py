@@ -26,7 +26,6 @@ __all__ = ['run_slug', 'stable_ranking', 'file_record', 'write_run_files', 'quer
            'check_out_folder', 'shard_status', 'retrieve_domain', 'Retrieval', 'retrieve']
 
 # %% ../nbs/06_retrieve.ipynb #e6f55bfa
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 
 # %% ../nbs/06_retrieve.ipynb #e8ab61be

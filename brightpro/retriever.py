@@ -23,7 +23,6 @@ __all__ = ['Retriever', 'top_k', 'ranked_run', 'corpus_hash', 'settings_key', 'w
            'load_arrays']
 
 # %% ../nbs/05_retriever.ipynb #e39e6579
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pa = lazy_module("pyarrow")
 
 # %% ../nbs/05_retriever.ipynb #c2c7a103

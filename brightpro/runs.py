@@ -19,7 +19,6 @@ __all__ = ['TREC_COLUMNS', 'TIES', 'RunError', 'Run', 'check_ties', 'read_trec_r
            'write_trec_run', 'write_json_run', 'write_qrels', 'diversity_qrels', 'write_diversity_qrels']
 
 # %% ../nbs/02_runs.ipynb #1c50a5a8
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 
 # %% ../nbs/02_runs.ipynb #43f7ce4c

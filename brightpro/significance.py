@@ -19,7 +19,6 @@ __all__ = ['paired_randomization_test', 'paired_bootstrap_ci', 'bootstrap_ci', '
            'compare']
 
 # %% ../nbs/08_significance.ipynb #6f122f94
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 
 # %% ../nbs/08_significance.ipynb #8f330267

@@ -22,7 +22,6 @@ __all__ = ['FULL_SIZES', 'MEAN_DOC_CHARS', 'MEAN_QUERY_CHARS', 'ASPECTS_PER_QUER
            'URL_RATE', 'CODE_LINE_CHARS', 'STYLES', 'synth_domain', 'SynthSummary', 'synth_dataset']
 
 # %% ../nbs/01a_synth.ipynb #73317450
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pa = lazy_module("pyarrow")
 pq = lazy_module("pyarrow.parquet")
 

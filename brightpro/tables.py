@@ -25,7 +25,6 @@ __all__ = ['TABLE_FORMATS', 'FULL_QUERIES', 'FINAL_SECOND_HAND', 'PUBLISHED', 'P
            'PaperTable', 'labels_of', 'paper_table', 'agent_paper_table', 'save_paper_tables', 'validity_tables']
 
 # %% ../nbs/12a_tables.ipynb #b9809bbf
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 
 # %% ../nbs/12a_tables.ipynb #b5eccffa22

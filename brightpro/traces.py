@@ -23,7 +23,6 @@ __all__ = ['TRACES_FILE', 'JUDGEMENTS_FILE', 'META_FILE', 'VALIDITY_FILE', 'AUTH
            'authors_searches', 'authors_trace', 'read_authors_file', 'authors_files', 'write_authors_runs']
 
 # %% ../nbs/09c_traces.ipynb #6bed9e91
-# imported on first use (core.lazy_module): a command pays only for the libraries it uses
 pd = lazy_module("pandas")
 
 # %% ../nbs/09c_traces.ipynb #c356c8b2
