@@ -14,11 +14,12 @@ import numpy as np
 from tqdm import tqdm   # tqdm.auto would want ipywidgets in a notebook
 
 # %% auto #0
-__all__ = ['DOMAINS', 'ASPECT_MAPS', 'LOCK_FILE', 'parse_domains', 'BrightproError', 'LazyModule', 'lazy_module',
-           'quiet_progress', 'progress', 'cache_dir', 'hub_offline', 'check_ks', 'check_alpha', 'check_aspect_map',
-           'atomic_write', 'ragged_arange', 'check_writable_dir', 'check_writable_file', 'check_int', 'one_line',
-           'os_reason', 'hasher', 'bytes_digest', 'text_digest', 'json_ready', 'file_digest', 'json_digest', 'nan_mean',
-           'replace_folder', 'package_path', 'folder_lock', 'writing', 'exit_with_parent', 'fork_or_spawn', 'require']
+__all__ = ['DOMAINS', 'ASPECT_MAPS', 'LOCK_FILE', 'THREAD_VARIABLES', 'parse_domains', 'BrightproError', 'LazyModule',
+           'lazy_module', 'quiet_progress', 'progress', 'cache_dir', 'hub_offline', 'check_ks', 'check_alpha',
+           'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir', 'check_writable_file',
+           'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest', 'json_ready', 'file_digest',
+           'json_digest', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock', 'writing', 'exit_with_parent',
+           'fork_or_spawn', 'usable_cores', 'share_cores', 'start_worker', 'require']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -284,6 +285,27 @@ def fork_or_spawn() -> str:
     for t in threading.enumerate():
         if type(t).__name__ == "TMonitor": t.exit()   # tqdm's idle monitor
     return "fork" if threading.active_count() == 1 else "spawn"
+
+# %% ../nbs/00_core.ipynb #410d3d6f
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+def usable_cores() -> int:
+    "The CPU cores this process may run on."
+    try: return len(os.sched_getaffinity(0))
+    except AttributeError: return os.cpu_count() or 1   # macOS and Windows have no affinity call
+
+def share_cores(jobs: int) -> int:
+    "In one of `jobs` workers: the threads of torch, MKL and OpenMP set to this worker's share of the cores, unless the user set them; the threads."
+    given = next((os.environ[v] for v in THREAD_VARIABLES if os.environ.get(v, "").isdigit()), None)
+    n = int(given) if given else max(1, usable_cores() // max(1, jobs))
+    if not given: os.environ.update({v: str(n) for v in THREAD_VARIABLES})   # read by torch and MKL when they load
+    if "torch" in sys.modules: sys.modules["torch"].set_num_threads(n)     # already loaded (a spawned worker imports nothing first)
+    return n
+
+def start_worker(parent: int, jobs: int):
+    "A pool's initializer: end with the parent (`exit_with_parent`) and take this worker's share of the cores (`share_cores`)."
+    exit_with_parent(parent)
+    share_cores(jobs)
 
 # %% ../nbs/00_core.ipynb #5e1a7c02
 def require(module: str, # the module to import, e.g. 'sentence_transformers'

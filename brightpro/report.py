@@ -18,7 +18,7 @@ from fastcore.basics import patch
 from . import __version__
 from .core import (BrightproError, atomic_write, check_alpha, check_int, check_ks, check_writable_dir, file_digest,
                             fork_or_spawn, folder_lock, json_digest, lazy_module, one_line, os_reason, package_path, parse_domains, progress, replace_folder,
-                            exit_with_parent, require)
+                            exit_with_parent, require, start_worker)
 from .render import format_cell
 from .significance import holm, paired_randomization_test
 from .data import available_domains, load_domains
@@ -438,10 +438,10 @@ def build_pages(tasks: list, jobs: int = 1, echo=None,
 
 # %% ../nbs/12b_report.ipynb #b83f5d2a
 def stage_workers(jobs: int):
-    "`jobs` worker processes for the stages before the pages, forked where safe, that end with this process; a null context (None) for one job."
+    "`jobs` worker processes for the stages before the pages, forked where safe, each with its share of the cores, that end with this process; a null context (None) for one job."
     if jobs == 1: return nullcontext()
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(fork_or_spawn()), initializer=exit_with_parent,
-                               initargs=(os.getpid(),))
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(fork_or_spawn()), initializer=start_worker,
+                               initargs=(os.getpid(), jobs))
 
 class PageWorkers:
     "A `worker_pool` of `jobs` started on the first page submitted (none for a report whose pages are up to date)."

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import __version__
 from .core import (BrightproError, atomic_write, check_int, check_writable_dir, file_digest, fork_or_spawn, json_digest, lazy_module, os_reason, progress,
-                            exit_with_parent, quiet_progress, cache_dir as default_cache_dir)
+                            quiet_progress, start_worker, cache_dir as default_cache_dir)
 from .data import Domain
 from .runs import Run, write_json_run, write_trec_run
 from .retriever import Retriever, corpus_hash
@@ -211,10 +211,10 @@ def _largest_first(domains: dict) -> list[str]:
 
 # %% ../nbs/06_retrieve.ipynb #77fde6c2
 def _retrieve_in_workers(domains: dict, jobs: int, settings: dict, label: str, echo) -> Retrieval:
-    "`_retrieve_one` for each domain, largest first, in `jobs` worker processes; the results in the order of `domains`."
+    "`_retrieve_one` for each domain, largest first, in `jobs` worker processes (each with its share of the cores); the results in the order of `domains`."
     done, failure = {}, None
     with ProcessPoolExecutor(min(jobs, len(domains)), mp_context=multiprocessing.get_context(fork_or_spawn()),
-                             initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
+                             initializer=start_worker, initargs=(os.getpid(), min(jobs, len(domains)))) as pool:
         futures = {pool.submit(_retrieve_one, domains[n], settings): n for n in _largest_first(domains)}
         for f in progress(as_completed(futures), total=len(futures), desc=f"retrieve {label}", unit="domain"):
             if f.cancelled(): continue
