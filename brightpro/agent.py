@@ -19,7 +19,7 @@ from .core import (DOMAINS, BrightproError, atomic_write, check_int, check_writa
                             cache_dir as default_cache_dir)
 from .data import Domain, available_domains
 from .retriever import Retriever
-from .bm25 import lucene_idf, lucene_terms, lucene_tokens
+from .bm25 import lucene_idf, lucene_terms_each, lucene_tokens
 from .retrievers import get_retriever
 from .llm import ChatReply, LLMClient, LLMError, public_url
 from .prompts import fill_prompt, load_prompts, prompt_digests
@@ -332,12 +332,11 @@ def idf(self: SearchTool) -> dict[str, float]:
 
 # %% ../nbs/10_agent.ipynb #1d8d1362
 @patch
-def stem(self: SearchTool, word: str) -> str | None:
-    "The Lucene term of one lower-case word (None: a stop word), cached."
-    if word not in self._stems:
-        terms = lucene_terms(word)
-        self._stems[word] = terms[0] if terms else None
-    return self._stems[word]
+def stems(self: SearchTool, words: list[str]) -> list[str | None]:
+    "The Lucene term of each lower-case word (None: a stop word), cached; the words not seen before analysed in one call."
+    new = [w for w in dict.fromkeys(words) if w not in self._stems]
+    if new: self._stems.update(zip(new, [terms[0] if terms else None for terms in lucene_terms_each(new)]))
+    return [self._stems[w] for w in words]
 
 # Common English function words: never salient (Lucene's 33 stop words are too few for picking keywords).
 FUNCTION_WORDS = frozenset("""about above after again against all almost also although always among another any anyone anything
@@ -352,17 +351,17 @@ when where whether which while who whom whose why will with within without won w
 def _ranked_words(tool: SearchTool, texts, skip=frozenset()) -> list[str]:
     "Words of `texts`, best first by the tf-idf of their term; numbers, short and function words and `skip` terms left out."
     tf, forms = Counter(), {}
-    for text in texts:
-        for w in lucene_tokens(text):
-            if len(w) < 3 or not w.isalpha() or w in FUNCTION_WORDS or (t := tool.stem(w)) is None or t in skip: continue
-            tf[t] += 1; forms.setdefault(t, Counter())[w] += 1
+    words = [w for text in texts for w in lucene_tokens(text) if len(w) >= 3 and w.isalpha() and w not in FUNCTION_WORDS]
+    for w, t in zip(words, tool.stems(words)):
+        if t is None or t in skip: continue
+        tf[t] += 1; forms.setdefault(t, Counter())[w] += 1
     idf = tool.idf
     ranked = sorted(tf, key=lambda t: (-tf[t] * idf.get(t, 0.0), t))
     return [min(forms[t].items(), key=lambda kv: (-kv[1], kv[0]))[0] for t in ranked]   # each term's commonest word
 
 def salient_terms(tool: SearchTool, question: str, docids: list[str]) -> list[str]:
     "Words of the documents' snippets, most salient first, the question's terms left out."
-    asked = {tool.stem(w) for w in lucene_tokens(question) if w.isalpha()}
+    asked = set(tool.stems([w for w in lucene_tokens(question) if w.isalpha()]))
     return _ranked_words(tool, [tool.snippet(d) for d in docids], asked)
 
 def question_keywords(tool: SearchTool, question: str, n: int = 5) -> list[str]:

@@ -19,7 +19,7 @@ from .retriever import Retriever, digests_ok, load_arrays, ranked_run, save_arra
 from .bm25s_tokens import bm25s_tokenize, bm25s_tokenize_strings
 
 # %% auto #0
-__all__ = ['bm25_weights', 'BM25Bright', 'lucene_idf', 'lucene_tokens', 'lucene_terms', 'BM25S']
+__all__ = ['bm25_weights', 'BM25Bright', 'lucene_idf', 'lucene_tokens', 'lucene_terms', 'lucene_terms_each', 'BM25S']
 
 # %% ../nbs/05b_bm25.ipynb #05fdceec
 def bm25_weights(tf: np.ndarray, lengths: np.ndarray, idf: np.ndarray, avgdl: float, k1: float, b: float) -> np.ndarray:
@@ -185,6 +185,10 @@ def _term_analyzer() -> LuceneEnglishAnalyzer: return LuceneEnglishAnalyzer()  #
 def lucene_terms(text: str) -> list[str]:
     "The Lucene terms of `text`, as `bm25-bright` indexes them (possessives and stop words dropped, Porter stems)."
     return _term_analyzer().analyze(text)
+
+def lucene_terms_each(texts: list[str]) -> list[list[str]]:
+    "`lucene_terms` of each of `texts`, in one call of the analyser (a call per word costs more than the word: the prf agent stems thousands)."
+    return _term_analyzer().analyze_many(list(texts))
 
 # %% ../nbs/05b_bm25.ipynb #323ccd68
 class BM25S(Retriever):
