@@ -737,6 +737,7 @@ def run_agent(domains: dict[str, Domain], # the loaded domains to run, {name: Do
               snippet_tokenizer=None, # a tokenizer name or path, 'approx', or None (Qwen3's when cached)
               cache_dir=None, # where indexes and embeddings are cached (default: brightpro's cache folder)
               k: int = 5, # documents per search
+              pool=None, # an executor whose workers run the domains at once (the prf policy with a retriever's name; None: one after another here)
              ) -> AgentRun:
     "Run the agent (`policy` 'llm' with `client`, or 'prf') over the loaded `domains`; traces and meta.json under `out`."
     check_agent_settings(protocol=protocol, rounds=rounds, policy=policy, client=client, qids=qids, subset=subset, concurrency=concurrency,
@@ -753,10 +754,21 @@ def run_agent(domains: dict[str, Domain], # the loaded domains to run, {name: Do
         meta = start_meta(out, agent_meta(domains, chosen, protocol=protocol, rounds=rounds, max_iterations=max_iterations, policy=agent,
                                           retriever=retriever, tool_settings={"k": k, "snippet_tokens": snippet_tokens}, tokenizer=tokenizer,
                                           prompt_dir=prompt_dir))
-        summaries = []
+        summaries, how = [], dict(protocol=protocol, rounds=rounds, max_iterations=max_iterations, concurrency=concurrency)
+        if pool is not None and isinstance(retriever, str) and isinstance(agent, PRFPolicy):   # no model client to carry to a worker
+            futures = [pool.submit(_agent_domain, retriever, domain, agent, chosen[name], out, k=k, snippet_tokens=snippet_tokens,
+                                   tokenizer=tokenizer, cache_dir=cache_dir or default_cache_dir(), **how) for name, domain in domains.items()]
+            for name, f in zip(domains, futures):   # meta.json in the domains' order, as one after another writes it
+                meta["retriever"]["metadata"][name], summary = f.result(); write_meta(out, meta); summaries.append(summary)
+            return AgentRun(out, meta, summaries)
         for name, domain in domains.items():
             tool = SearchTool(retriever, domain, k=k, snippet_tokens=snippet_tokens, tokenizer=tokenizer, cache_dir=cache_dir or default_cache_dir())
             meta["retriever"]["metadata"][name] = tool.retriever.metadata(); write_meta(out, meta)
-            summaries.append(run_domain(tool, agent, chosen[name], out, protocol=protocol, rounds=rounds, max_iterations=max_iterations,
-                                        concurrency=concurrency))
+            summaries.append(run_domain(tool, agent, chosen[name], out, **how))
     return AgentRun(out, meta, summaries)
+
+def _agent_domain(retriever: str, domain: Domain, agent, qids: list[str], out, *, k, snippet_tokens, tokenizer, cache_dir, **how) -> tuple[dict, dict]:
+    "One domain of `run_agent` in a worker: (the retriever's metadata, the domain's summary)."
+    with quiet_progress():
+        tool = SearchTool(retriever, domain, k=k, snippet_tokens=snippet_tokens, tokenizer=tokenizer, cache_dir=cache_dir)
+        return tool.retriever.metadata(), run_domain(tool, agent, qids, out, **how)

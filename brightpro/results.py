@@ -335,8 +335,9 @@ def agent_done(folder, qids: dict) -> bool:
     return True
 
 # %% ../nbs/12_results.ipynb #ee1cc777
-def _prf_agent(domains: dict, r: str, folder, subset, population, cache_dir):
-    run_agent(domains, retriever=r, protocol="fixed", rounds=3, policy="prf", subset=subset, population=population, out=folder, cache_dir=cache_dir)
+def _prf_agent(domains: dict, r: str, folder, subset, population, cache_dir, pool=None):
+    run_agent(domains, retriever=r, protocol="fixed", rounds=3, policy="prf", subset=subset, population=population, out=folder, cache_dir=cache_dir,
+              pool=pool)
 
 def prepare_agent(domains: dict[str, Domain], retrievers, layout: Layout, *,
                   population: dict | None = None, # every loaded domain of the dataset, which the agentic subset is drawn over
@@ -344,14 +345,17 @@ def prepare_agent(domains: dict[str, Domain], retrievers, layout: Layout, *,
                   force: bool = False, # rerun agent runs that are complete
                   pool=None, # an executor whose workers run the retrievers' agents at once (None: one at a time here)
                  ) -> dict[str, str]:
-    "Stage 2: the prf agent of each retriever over the loaded `domains` ({name: Domain}) into `<out>/agent/<retriever>/`; {retriever: status}."
+    "Stage 2: the prf agent of each retriever over the loaded `domains` ({name: Domain}) into `<out>/agent/<retriever>/`, the domains at once in `pool`; {retriever: status}."
     qids, subset = agent_qids(domains, population)
     out = {}
     for r in retrievers:
         folder = layout.agent/run_slug(r)
         if force: shutil.rmtree(folder, ignore_errors=True)
         out[r] = "up to date" if agent_done(folder, qids) else "written"
-    run_each(_prf_agent, [(domains, r, layout.agent/run_slug(r), subset, population, cache_dir) for r, v in out.items() if v == "written"], pool)
+    calls = [(domains, r, layout.agent/run_slug(r), subset, population, cache_dir) for r, v in out.items() if v == "written"]
+    if pool is None: run_each(_prf_agent, calls, None)
+    else:   # one retriever after another, its domains at once in the workers: one domain (stackoverflow) is most of the work
+        for c in calls: _prf_agent(*c, pool=pool)
     return out
 
 # %% ../nbs/12_results.ipynb #b5eccffa10
