@@ -691,8 +691,8 @@ def check_report_settings(dataset, domains, *, retrievers, agent, jobs, k_values
             "runs": runs, "agent_dirs": agent_dirs, "benchmark": benchmark, "measures": measures}
 
 # %% ../nbs/12b_report.ipynb #b5eccffa42
-def _domain_pages(layout, s, evaluated: dict, force, echo, pool=None) -> list[Page]:
-    "Stage 4: a page per domain (failed at once when its evaluation failed)."
+def _domain_pages(layout, s, evaluated: dict, force, echo, pool=None) -> tuple[list[Page], tuple | None]:
+    "Stage 4: a page per domain (failed at once when its evaluation failed); with workers (`pool`), the summary beside them, over the domains with results: (those domains, its Page), else None."
     pages, tasks = {}, []
     ready = [d for d in s["domains"] if results_ready(evaluated[d])]   # the pages the navigation bar can link
     for d in s["domains"]:
@@ -700,13 +700,15 @@ def _domain_pages(layout, s, evaluated: dict, force, echo, pool=None) -> list[Pa
         task = page_task(d, layout, s, [d], force, nav=ready)
         if task is None: pages[d] = Page(d, "up to date")
         else: tasks.append(task)
-    for p in build_pages(tasks, s["jobs"], echo, pool): pages[p.name] = p
-    return [pages[d] for d in s["domains"]]
+    summary = page_task("summary", layout, s, ready, force) if pool is not None and ready else None   # a worker would wait for it alone
+    for p in build_pages(tasks + [summary] if summary else tasks, s["jobs"], echo, pool): pages[p.name] = p
+    return [pages[d] for d in s["domains"]], ((ready, pages["summary"]) if summary else None)
 
-def _summary_page(layout, s, pages: list, force, echo, pool=None) -> Page:
-    "Stage 5: the summary over the domains whose pages did not fail."
+def _summary_page(layout, s, pages: list, force, echo, pool=None, built: tuple | None = None) -> Page:
+    "Stage 5: the summary over the domains whose pages did not fail (`built`: the one built beside the pages, over which domains)."
     ok = [p.name for p in pages if p.status != "failed"]
     if not ok: return Page("summary", "skipped", "no domain has a page to summarise")
+    if built is not None and built[0] == ok: return built[1]   # no page failed: it is the summary of these domains
     task = page_task("summary", layout, s, ok, force)
     return Page("summary", "up to date") if task is None else build_pages([task], 1, echo, pool)[0]
 
@@ -773,9 +775,9 @@ def _build_report(layout: Layout, s: dict, force, cache_dir, echo) -> Report:
     seconds["results"], t = round(time.time() - t, 3), time.time()
     say("results: " + ", ".join(f"{d} {v.split(':')[0] if results_ready(v) else 'failed'}" for d, v in evaluated.items()))
     with PageWorkers(s["jobs"]) if s["jobs"] > 1 else nullcontext() as pool:   # the domain pages' warm workers build the summary
-        pages = _domain_pages(layout, s, evaluated, force, echo, pool)
+        pages, built = _domain_pages(layout, s, evaluated, force, echo, pool)
         seconds["pages"], t = round(time.time() - t, 3), time.time()
-        summary = _summary_page(layout, s, pages, force, echo, pool)
+        summary = _summary_page(layout, s, pages, force, echo, pool, built)
     if summary.status == "skipped": unlink_summary(layout, pages)
     seconds["summary"] = round(time.time() - t, 3)
     notes = [f"results of {d} {v}" for d, v in evaluated.items() if v.startswith("rewritten")]
