@@ -28,13 +28,13 @@ from .results import Layout, check_measures, ir_measure, prepare_results, result
 from .tables import TABLE_FORMATS, png_size, read_captions
 
 # %% auto #0
-__all__ = ['STAMP', 'TEMPLATES', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY', 'DEFAULT_RETRIEVERS', 'notebook_digest',
-           'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date', 'analysis_notebook', 'run_notebook',
-           'notebook_error', 'PageKernel', 'kernel_kept', 'export_html', 'run_styles', 'smallest_p', 'power_note',
-           'pairwise_beats', 'run_provenance', 'report_command', 'nav_html', 'Page', 'build_page', 'worker_pool',
-           'build_pages', 'stage_workers', 'PageWorkers', 'page_task', 'Report', 'report_runs', 'report_agents',
-           'page_files', 'file_links', 'files_html', 'index_context', 'render_index', 'write_index', 'parse_named',
-           'check_report_settings', 'unlink_summary', 'build_report']
+__all__ = ['STAMP', 'TEMPLATES', 'PAGE_IMPORTS', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY', 'DEFAULT_RETRIEVERS',
+           'notebook_digest', 'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date', 'analysis_notebook',
+           'run_notebook', 'notebook_error', 'PageKernel', 'kernel_kept', 'warm_page_worker', 'export_html',
+           'run_styles', 'smallest_p', 'power_note', 'pairwise_beats', 'run_provenance', 'report_command', 'nav_html',
+           'Page', 'build_page', 'worker_pool', 'build_pages', 'stage_workers', 'PageWorkers', 'page_task', 'Report',
+           'report_runs', 'report_agents', 'page_files', 'file_links', 'files_html', 'index_context', 'render_index',
+           'write_index', 'parse_named', 'check_report_settings', 'unlink_summary', 'build_report']
 
 # %% ../nbs/12b_report.ipynb #80c73f9f
 pd = lazy_module("pandas")
@@ -154,20 +154,24 @@ class PageKernel:
 
     def fresh(self):
         "The kernel manager, its kernel started (or set back to how it started): a page's notebook runs next."
-        from jupyter_client.blocking import BlockingKernelClient   # deferred: only pages start kernels
-        from jupyter_core.utils import run_sync
+        from jupyter_core.utils import run_sync   # deferred: only pages start kernels
         if self.km is None or not run_sync(self.km.is_alive)():
             self.shutdown()
             self.km = _quiet_kernels(self.log, keep=True)(kernel_name="python3")
             run_sync(self.km.start_kernel)(cwd=self.cwd)
+        self.run(_FRESH, "be set back")
+        return self.km
+
+    def run(self, code: str, what: str = "run it"):
+        "Run `code` in the started kernel, its output dropped; one BrightproError when it fails."
+        from jupyter_client.blocking import BlockingKernelClient
         kc = BlockingKernelClient(); kc.load_connection_info(self.km.get_connection_info())
         kc.start_channels()
         try:
             kc.wait_for_ready(timeout=60)
-            reply = kc.execute_interactive(_FRESH, silent=True, store_history=False, timeout=60, output_hook=lambda msg: None)
+            reply = kc.execute_interactive(code, silent=True, store_history=False, timeout=60, output_hook=lambda msg: None)
         finally: kc.stop_channels()
-        if reply["content"]["status"] != "ok": raise BrightproError(f"a page kernel could not be set back: {reply['content'].get('evalue')}")
-        return self.km
+        if reply["content"]["status"] != "ok": raise BrightproError(f"a page kernel could not {what}: {reply['content'].get('evalue')}")
 
     def shutdown(self):
         "Stop the kernel (a new one starts on next use)."
@@ -203,6 +207,18 @@ def kernel_kept():
     finally:
         _KEPT["hold"] -= 1
         if not _KEPT["hold"]: _drop_kept()
+
+# %% ../nbs/12b_report.ipynb #388b8ff2
+PAGE_IMPORTS = ("import matplotlib.pyplot, numpy, pandas, seaborn, IPython.display, brightpro.significance, brightpro.results, "
+                "brightpro.tables, brightpro.render, brightpro.report")
+
+def warm_page_worker(out) -> bool:
+    "Before its first page of report folder `out`: this process's kept kernel started, set up and holding `PAGE_IMPORTS`, and papermill and nbconvert imported here; False where no kernel is kept."
+    k = _kept_kernel(out)
+    if k is None: return False
+    require("papermill", "report", "brightpro report"); require("nbconvert", "report", "brightpro report")
+    k.fresh(); k.run(PAGE_IMPORTS, "import the pages' libraries")
+    return True
 
 # %% ../nbs/12b_report.ipynb #b5eccffa30
 _QUIET = logging.getLogger("brightpro.report.nbconvert")   # nbconvert's notes (images without alt text) are not the user's concern
@@ -449,6 +465,9 @@ class PageWorkers:
     def submit(self, *args):
         if self.pool is None: self.pool = worker_pool(self.jobs)
         return self.pool.submit(*args)
+    def warm(self, out):
+        "Start the workers now, each warming its kernel for the pages of `out` (`warm_page_worker`) while the stages before the pages run."
+        if self.pool is None: self.warming = [self.submit(warm_page_worker, str(out)) for _ in range(self.jobs)]
     def __enter__(self): return self
     def __exit__(self, *exc):
         if self.pool is not None: self.pool.shutdown(wait=True)
@@ -767,17 +786,18 @@ def _build_report(layout: Layout, s: dict, force, cache_dir, echo) -> Report:
     seconds, t, say = {}, time.time(), echo or (lambda line: None)
     everything, failed = _load_each(available_domains(s["dataset"]) if s["agent"] else s["domains"], s["dataset"], s["benchmark"])   # once
     loaded = {d: everything[d] for d in s["domains"] if d in everything}   # (the agent's subset is drawn over all)
-    with stage_workers(s["jobs"]) as pool:
-        evaluated = prepare_results(loaded, retrievers=s["retrievers"], runs=s["runs"], agent_dirs=s["agent_dirs"], layout=layout, agent=s["agent"],
-                                    k_values=s["k_values"], alpha=s["alpha"], baseline=s["baseline"], dataset=s["dataset"], population=everything,
-                                    force=force, cache_dir=cache_dir, measures=s["measures"], pool=pool) if loaded else {}
-    evaluated = {d: evaluated.get(d) or failed[d] for d in s["domains"]}
-    seconds["results"], t = round(time.time() - t, 3), time.time()
-    say("results: " + ", ".join(f"{d} {v.split(':')[0] if results_ready(v) else 'failed'}" for d, v in evaluated.items()))
-    with PageWorkers(s["jobs"]) if s["jobs"] > 1 else nullcontext() as pool:   # the domain pages' warm workers build the summary
-        pages, built = _domain_pages(layout, s, evaluated, force, echo, pool)
+    with PageWorkers(s["jobs"]) if s["jobs"] > 1 else nullcontext() as page_pool:   # the domain pages' warm workers build the summary
+        with stage_workers(s["jobs"]) as pool:
+            warm = (lambda: page_pool.warm(layout.out)) if page_pool is not None else None   # kernels start while the stages run
+            evaluated = prepare_results(loaded, retrievers=s["retrievers"], runs=s["runs"], agent_dirs=s["agent_dirs"], layout=layout, agent=s["agent"],
+                                        k_values=s["k_values"], alpha=s["alpha"], baseline=s["baseline"], dataset=s["dataset"], population=everything,
+                                        force=force, cache_dir=cache_dir, measures=s["measures"], pool=pool, on_work=warm) if loaded else {}
+        evaluated = {d: evaluated.get(d) or failed[d] for d in s["domains"]}
+        seconds["results"], t = round(time.time() - t, 3), time.time()
+        say("results: " + ", ".join(f"{d} {v.split(':')[0] if results_ready(v) else 'failed'}" for d, v in evaluated.items()))
+        pages, built = _domain_pages(layout, s, evaluated, force, echo, page_pool)
         seconds["pages"], t = round(time.time() - t, 3), time.time()
-        summary = _summary_page(layout, s, pages, force, echo, pool, built)
+        summary = _summary_page(layout, s, pages, force, echo, page_pool, built)
     if summary.status == "skipped": unlink_summary(layout, pages)
     seconds["summary"] = round(time.time() - t, 3)
     notes = [f"results of {d} {v}" for d, v in evaluated.items() if v.startswith("rewritten")]
