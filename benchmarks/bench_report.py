@@ -54,11 +54,11 @@ def retrieve_cold(retriever: str, domains: str, dataset: str, tmp: Path) -> floa
 
 
 def digests(out: Path, root: Path) -> dict:
-    "{file: digest} of what must not change: runs (.trec, .score.json), prf traces, results CSVs, page tables (CSV/MD/TEX) and figures (PNG); the code's folder `root` (in the agent's meta.json: where the sample is) blanked."
+    "{file: digest} of what must not change: runs (.trec, .score.json), prf traces, results CSVs, page tables (CSV/MD/TEX) and figures (PNG); the code's package folder (in the agent's meta.json: where the sample is) blanked."
     keep = lambda rel, p: (rel.startswith("runs/") and (p.suffix == ".trec" or p.name.endswith(".score.json"))
                            or rel.startswith("agent/") and p.name in ("traces.jsonl", "meta.json")
                            or rel.startswith("results/") and p.suffix == ".csv" or "/tables/" in rel or p.suffix == ".png")
-    blank = lambda b: b.replace(str(root).encode(), b"<code>")
+    blank = lambda b: b.replace(str(root/"brightpro").encode(), b"<code>")   # not root: a dataset under the checkout (benchmarks/results) stays
     return {rel: hashlib.blake2b(blank(p.read_bytes()), digest_size=16).hexdigest() for p in sorted(out.rglob("*"))
             if p.is_file() and (rel := p.relative_to(out).as_posix()) and not rel.startswith(".staging") and keep(rel, p)}
 
