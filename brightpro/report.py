@@ -461,12 +461,12 @@ def stage_workers(jobs: int):
 
 class PageWorkers:
     "A `worker_pool` of `jobs` started on the first page submitted (none for a report whose pages are up to date)."
-    def __init__(self, jobs: int): self.jobs, self.pool = jobs, None
+    def __init__(self, jobs: int): self.jobs, self.pool, self.warming = jobs, None, []
     def submit(self, *args):
         if self.pool is None: self.pool = worker_pool(self.jobs)
         return self.pool.submit(*args)
     def warm(self, out):
-        "Start the workers now, each warming its kernel for the pages of `out` (`warm_page_worker`) while the stages before the pages run."
+        "Start the workers now (once), each warming its kernel for the pages of `out` (`warm_page_worker`) while the stages before the pages run."
         if self.pool is None: self.warming = [self.submit(warm_page_worker, str(out)) for _ in range(self.jobs)]
     def __enter__(self): return self
     def __exit__(self, *exc):

@@ -507,7 +507,7 @@ def prepare_results(domains: dict[str, Domain], *,
                     cache_dir=None, # where indexes and embeddings are cached
                     measures=None, # columns scored beside the defaults (`parse_measures`' names)
                     pool=None, # an executor whose workers run each stage's tasks at once (None: one at a time here)
-                    on_work=None, # called once, as soon as a run or an agent run is written (a report starts its page workers then)
+                    on_work=None, # called after a stage that wrote runs or agent runs (the report's page workers start on the first call)
                    ) -> dict:
     "Stages 1-3 for the loaded `domains` ({name: Domain}), with the `runs` and `agent_dirs` made elsewhere: {domain: 'written' or 'up to date', or the error of its evaluation}."
     benchmark = next(iter(domains.values())).benchmark
@@ -517,15 +517,13 @@ def prepare_results(domains: dict[str, Domain], *,
     prov = {n: {"kind": "run", "domains": v} for n, v in adopt_runs(ext, layout).items()}
     adopted = adopt_agents(agent_dirs, domains, layout)   # the authors' folder of several files: one agent run per file
     prov.update({n: {"kind": "agent", "domains": v} for n, v in adopted.items()})
-    failed, said = {}, [False]
-    def working(written: bool):   # what was written changes the results, so the pages will be built
-        if written and on_work is not None and not said[0]: said[0] = True; on_work()
-    statuses = prepare_runs(domains, retrievers, layout, cache_dir=cache_dir, force=force, pool=pool)
+    failed, statuses = {}, prepare_runs(domains, retrievers, layout, cache_dir=cache_dir, force=force, pool=pool)
     for res in statuses:
         if res["status"] == "failed": failed.setdefault(res["domain"], f"retrieval with {res['retriever']} failed: {res['error']}")
-    working(any(res["status"] == "written" for res in statuses))
+    if on_work and any(res["status"] == "written" for res in statuses): on_work()   # new runs: the pages will be built
     ok = {d: dom for d, dom in domains.items() if d not in failed}
-    if agent and ok: working("written" in prepare_agent(ok, retrievers, layout, population=population, cache_dir=cache_dir, force=force, pool=pool).values())
+    if agent and ok and "written" in prepare_agent(ok, retrievers, layout, population=population, cache_dir=cache_dir, force=force, pool=pool).values():
+        if on_work: on_work()
     ks, out, calls = sorted(set(check_ks(k_values)) | set(ROUND_KS)), dict(failed), []
     for d, dom in ok.items():
         have = {**domain_runs(layout, retrievers, d, benchmark), **{n: e.files[d] for n, e in ext.items() if d in e.files}}

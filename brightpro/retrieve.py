@@ -212,9 +212,9 @@ def _largest_first(domains: dict) -> list[str]:
 # %% ../nbs/06_retrieve.ipynb #77fde6c2
 def _retrieve_in_workers(domains: dict, jobs: int, settings: dict, label: str, echo) -> Retrieval:
     "`_retrieve_one` for each domain, largest first, in `jobs` worker processes (each with its share of the cores); the results in the order of `domains`."
-    done, failure = {}, None
-    with ProcessPoolExecutor(min(jobs, len(domains)), mp_context=multiprocessing.get_context(fork_or_spawn()),
-                             initializer=start_worker, initargs=(os.getpid(), min(jobs, len(domains)))) as pool:
+    done, failure, workers = {}, None, min(jobs, len(domains))
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(fork_or_spawn()),
+                             initializer=start_worker, initargs=(os.getpid(), workers)) as pool:
         futures = {pool.submit(_retrieve_one, domains[n], settings): n for n in _largest_first(domains)}
         for f in progress(as_completed(futures), total=len(futures), desc=f"retrieve {label}", unit="domain"):
             if f.cancelled(): continue

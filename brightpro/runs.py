@@ -280,12 +280,17 @@ def to_scores(self: Run) -> dict[str, dict[str, float]]:
     d, s = self.docids.tolist(), self._score_values().tolist()
     return {q: dict(zip(d[a:b], s[a:b])) for q, a, b in zip(self.qids.tolist(), self.offsets[:-1].tolist(), self.offsets[1:].tolist())}
 
+# %% ../nbs/02_runs.ipynb #57ffb672
+@patch
+def rows(self: Run) -> dict[str, np.ndarray]:
+    "One entry per ranked document, as arrays: qid, docid, rank (1-based), score (no pandas: the TREC writer reads these)."
+    return {"qid": np.repeat(self.qids, self.lengths), "docid": self.docids, "rank": ragged_arange(self.lengths) + 1, "score": self._score_values()}
+
 # %% ../nbs/02_runs.ipynb #92e7543c
 @patch
 def frame(self: Run) -> pd.DataFrame:
-    "One row per ranked document: qid, docid, rank (1-based), score."
-    return pd.DataFrame({"qid": np.repeat(self.qids, self.lengths), "docid": self.docids,
-                         "rank": ragged_arange(self.lengths) + 1, "score": self._score_values()})
+    "One row per ranked document: qid, docid, rank (1-based), score (`rows` as a table)."
+    return pd.DataFrame(self.rows())
 
 # %% ../nbs/02_runs.ipynb #b0501599
 @patch
@@ -466,9 +471,9 @@ def read_run(path, name=None, cut=None, format=None, ties="harness") -> Run:
 # %% ../nbs/02_runs.ipynb #40d3b4ac
 def write_trec_run(run: Run, path, tag=None):
     "Write `run` as a TREC run file `qid Q0 docid rank score tag` (rank is 1-based, scores as stored: Python's shortest repr)."
-    tag, qids, ranks = tag or run.name, np.repeat(run.qids, run.lengths).tolist(), (ragged_arange(run.lengths) + 1).tolist()
-    lines = [f"{q} Q0 {d} {r} {s!r} {tag}\n" for q, d, r, s in zip(qids, run.docids.tolist(), ranks, run._score_values().tolist())]
-    with atomic_write(path) as out: out.write("".join(lines) or "\n")   # one f-string a line: 3x faster than joining pandas columns
+    r, tag = run.rows(), tag or run.name
+    rows = zip(*(r[c].tolist() for c in ("qid", "docid", "rank", "score")))
+    with atomic_write(path) as out: out.write("".join([f"{q} Q0 {d} {k} {s!r} {tag}\n" for q, d, k, s in rows]) or "\n")   # 3x faster than joining columns
     return Path(path)
 
 # %% ../nbs/02_runs.ipynb #02baa8a4
