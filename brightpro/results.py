@@ -522,8 +522,8 @@ def prepare_results(domains: dict[str, Domain], *,
         if res["status"] == "failed": failed.setdefault(res["domain"], f"retrieval with {res['retriever']} failed: {res['error']}")
     if on_work and any(res["status"] == "written" for res in statuses): on_work()   # new runs: the pages will be built
     ok = {d: dom for d, dom in domains.items() if d not in failed}
-    if agent and ok and "written" in prepare_agent(ok, retrievers, layout, population=population, cache_dir=cache_dir, force=force, pool=pool).values():
-        if on_work: on_work()
+    agent_statuses = prepare_agent(ok, retrievers, layout, population=population, cache_dir=cache_dir, force=force, pool=pool) if agent and ok else {}
+    if on_work and "written" in agent_statuses.values(): on_work()   # new agent runs: the pages will be built
     ks, out, calls = sorted(set(check_ks(k_values)) | set(ROUND_KS)), dict(failed), []
     for d, dom in ok.items():
         have = {**domain_runs(layout, retrievers, d, benchmark), **{n: e.files[d] for n, e in ext.items() if d in e.files}}
