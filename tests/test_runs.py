@@ -234,3 +234,41 @@ def test_duplicate_detection_survives_hash_collisions(monkeypatch):
     monkeypatch.setattr(runs, "_hashes", lambda docids: np.zeros(len(docids), np.int64))   # every id collides
     run = Run.from_dict({"q": ["a", "b", "a", "c", "b"], "p": ["a"]})
     assert run.to_dict() == {"q": ["a", "b", "c"], "p": ["a"]} and run.meta["duplicates"] == 2
+
+
+def _hostile_run(seed) -> Run:
+    "Arrays given straight to `Run`, as a retriever's may be: a docid twice in one query, non-finite and signed-zero scores,"
+    "ids JSON must escape, empty rankings."
+    rng = random.Random(seed)
+    ids = ["d1", "d\u00e9", 'q"uote', "back\\slash", "line\u2028sep", "\U0001f600", "d/1", "1"]
+    values = [0.0, -0.0, 1e-300, 3.0, float("nan"), float("inf"), -float("inf")]
+    qids, docids, scores, offsets = [], [], [], [0]
+    for q in range(rng.randint(0, 6)):
+        n = rng.choice([0, 1, 3, 20])
+        docids += [rng.choice(ids) for _ in range(n)]
+        scores += [rng.choice(values) if rng.random() < 0.3 else rng.uniform(-1e6, 1e6) for _ in range(n)]
+        offsets.append(offsets[-1] + n); qids.append(rng.choice([f"q{q}", f"\u00e9{q}"]))
+    return Run(np.array(qids, dtype=object), np.array(offsets), np.array(docids, dtype=object), np.array(scores, np.float64))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_writers_print_what_the_standard_library_prints(tmp_path, seed):
+    "Issue 22: the score file is `json.dumps` of the score dict byte for byte (escapes, NaN and Infinity, a repeated docid's"
+    "first place and last score), and the TREC file one f-string line per row, whether the score texts are given or not."
+    from brightpro.runs import score_texts
+    run = _hostile_run(seed)
+    ranks = [i + 1 for n in run.lengths.tolist() for i in range(n)]
+    lines = "".join(f"{q} Q0 {d} {k} {s!r} t\n" for q, d, k, s in
+                    zip(np.repeat(run.qids, run.lengths).tolist(), run.docids.tolist(), ranks, run.scores.tolist())) or "\n"
+    for given in (None, score_texts(run)):
+        assert write_json_run(run, tmp_path/"s.json", scores=given).read_text(encoding="utf-8") == json.dumps(run.to_scores())
+        assert write_trec_run(run, tmp_path/"r.trec", tag="t", scores=given).read_text(encoding="utf-8") == lines
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_repeated_rows_are_what_pandas_marks_duplicated(seed):
+    "Issue 22: `Run.repeated_rows` (hashes, no pandas) marks the rows pandas' `duplicated` marks on (query, docid)."
+    import pandas as pd
+    run = _hostile_run(seed)
+    expected = pd.DataFrame({"q": np.repeat(np.arange(len(run)), run.lengths), "d": run.docids}).duplicated().to_numpy()
+    assert run.repeated_rows().tolist() == expected.tolist()
