@@ -20,10 +20,10 @@ from .render import ResultView, text_table
 # %% auto #0
 __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 'ERROR_KINDS', 'WARNING_KINDS',
            'BRIGHT_QUERY_CONFIGS', 'MAPPING_STATUS', 'DataError', 'read_rows', 'Source', 'hub_source', 'resolve_source',
-           'read_documents', 'Problem', 'split_aspect_id', 'check_tables', 'Domain', 'available_domains', 'load_domain',
-           'load_bright', 'query_source_kind', 'QueryFile', 'read_query_file', 'apply_query_file', 'QueryMapping',
-           'bright_query_mapping', 'load_domains', 'dataset_stats', 'DatasetStats', 'describe_dataset',
-           'validate_dataset', 'problem_summary', 'ValidationReport', 'validation_report']
+           'documents_fingerprint', 'read_documents', 'Problem', 'split_aspect_id', 'check_tables', 'Domain',
+           'available_domains', 'load_domain', 'load_bright', 'query_source_kind', 'QueryFile', 'read_query_file',
+           'apply_query_file', 'QueryMapping', 'bright_query_mapping', 'load_domains', 'dataset_stats', 'DatasetStats',
+           'describe_dataset', 'validate_dataset', 'problem_summary', 'ValidationReport', 'validation_report']
 
 # %% ../nbs/01_data.ipynb #61fa356a
 pd = lazy_module("pandas")
@@ -285,6 +285,38 @@ def _content_key(files: list[Path]) -> str:
         except OSError as e: raise DataError(f"{p}: cannot be read ({e.strerror or e})") from None
     return h.hexdigest()
 
+# %% ../nbs/01_data.ipynb #2baa7771
+def _update_hash(h, arr: pa.ChunkedArray):
+    lengths, data = hasher(), hasher()
+    for chunk in arr.chunks:  # lengths and bytes hashed separately, so chunking does not matter
+        width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=width)[chunk.offset: chunk.offset + len(chunk) + 1]
+        lengths.update(np.diff(offsets).astype(np.int64).tobytes())
+        if len(chunk) and chunk.buffers()[2] is not None:
+            data.update(memoryview(chunk.buffers()[2])[int(offsets[0]):int(offsets[-1])])
+    h.update(lengths.digest()); h.update(data.digest())
+
+def _buffers_key(doc_ids: pa.ChunkedArray, texts: pa.ChunkedArray) -> tuple:
+    return tuple(tuple((c.offset, len(c), *(0 if b is None else b.address for b in c.buffers())) for c in a.chunks) for a in (doc_ids, texts))
+
+_HASHED: dict = {}   # {buffers key: (fingerprint, the arrays)}: the last two corpora hashed
+_STORED: dict = {}   # {buffers key: (fingerprint, the table)}: fingerprints read from document cache entries
+
+def _remember(memo: dict, key, entry: tuple, room: int):
+    if key not in memo and len(memo) >= room: memo.pop(next(iter(memo)))
+    memo[key] = entry
+
+def documents_fingerprint(doc_ids: pa.ChunkedArray, texts: pa.ChunkedArray, remember: bool = True) -> str:
+    "A fingerprint of document ids and texts (order matters) from their Arrow buffers; buffers already fingerprinted are not hashed again."
+    key = _buffers_key(doc_ids, texts)
+    for memo in (_STORED, _HASHED):
+        if key in memo: return memo[key][0]
+    h = hasher()
+    for part in (doc_ids, texts):
+        h.update(str(len(part)).encode()); _update_hash(h, part)
+    if remember: _remember(_HASHED, key, (h.hexdigest(), doc_ids, texts), 2)
+    return h.hexdigest()
+
 # %% ../nbs/01_data.ipynb #7b0e5a14
 _DISK_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
@@ -297,11 +329,21 @@ def _cache_unwritable(folder: Path, error: OSError, nbytes: int):
           "documents without it, which is slower (set BRIGHTPRO_CACHE to a writable folder to cache them)", file=sys.stderr)
 
 # %% ../nbs/01_data.ipynb #7b0e5a16
+def _mapped(cached: Path) -> pa.Table:
+    "The cache entry `cached`, memory-mapped; the fingerprint it stores (entries written before it was stored have none) is remembered."
+    table = pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
+    stored = (table.schema.metadata or {}).get(b"corpus_fingerprint")
+    table = table.replace_schema_metadata(None)   # the same buffers, the schema users have always seen
+    if stored: _remember(_STORED, _buffers_key(table["id"], table["content"]), (stored.decode(), table), 32)
+    return table
+
 def _write_cache(cached: Path, table: pa.Table) -> pa.Table:
     "Write `table` as the cache entry `cached` and map it back; `_cache_unwritable` when it cannot be written."
     try:
-        with atomic_write(cached, "wb") as f, pa.ipc.new_file(f, _doc_schema()) as writer: writer.write_table(table)
-        return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
+        fingerprint = documents_fingerprint(table["id"], table["content"], remember=False)
+        marked = table.replace_schema_metadata({"corpus_fingerprint": fingerprint})
+        with atomic_write(cached, "wb") as f, pa.ipc.new_file(f, marked.schema) as writer: writer.write_table(marked)
+        return _mapped(cached)
     except OSError as e:
         _cache_unwritable(cached.parent, e, table.nbytes)
         return table
@@ -312,7 +354,7 @@ def read_documents(source: Source, config: str, domain: str) -> pa.Table:
     # "-v2": entries are written only after the id and UTF-8 checks; older entries were not checked, so are never reused
     cached = cache_dir()/"documents"/f"{domain}-{config}-v2-{_content_key(source.files(config, domain))}.arrow"
     if cached.exists():
-        try: return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
+        try: return _mapped(cached)
         except (pa.ArrowException, OSError):   # a damaged entry is rebuilt, never used
             with contextlib.suppress(OSError): cached.unlink()
     return _write_cache(cached, _documents_from_files(source, config, domain))

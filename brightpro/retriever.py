@@ -14,7 +14,8 @@ import numpy as np
 
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, file_digest, hasher, json_digest, lazy_module
+from .core import BrightproError, atomic_write, file_digest, json_digest, lazy_module
+from .data import documents_fingerprint
 from .lucene import as_arrow
 from .runs import Run
 
@@ -59,34 +60,10 @@ def ranked_run(name: str, qids, docids: list, scores: list, meta: dict | None = 
     return Run(np.array(qids, dtype=object), offsets, flat(docids, object), flat(scores, np.float64), name, meta or {})
 
 # %% ../nbs/05_retriever.ipynb #27b606e0
-def _update_hash(h, arr: pa.ChunkedArray):
-    lengths, data = hasher(), hasher()
-    for chunk in arr.chunks:  # lengths and bytes hashed separately, so chunking does not matter
-        width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=width)[chunk.offset: chunk.offset + len(chunk) + 1]
-        lengths.update(np.diff(offsets).astype(np.int64).tobytes())
-        if len(chunk) and chunk.buffers()[2] is not None:
-            data.update(memoryview(chunk.buffers()[2])[int(offsets[0]):int(offsets[-1])])
-    h.update(lengths.digest()); h.update(data.digest())
-
-_HASHED: dict = {}   # {the Arrow buffers' addresses: (fingerprint, the arrays)}, the last two corpora hashed
-
-def _buffers_key(arr: pa.ChunkedArray) -> tuple:
-    return tuple((c.offset, len(c), *(0 if b is None else b.address for b in c.buffers())) for c in arr.chunks)
-
 def corpus_hash(doc_ids, texts) -> str:
-    "A fingerprint of document ids and texts (order matters), from the Arrow buffers; the same Arrow buffers are hashed once."
+    "A fingerprint of document ids and texts (order matters): `documents_fingerprint` of them as Arrow (remembered for Arrow input)."
     arrow = all(isinstance(x, (pa.Array, pa.ChunkedArray)) for x in (doc_ids, texts))
-    doc_ids, texts = as_arrow(doc_ids), as_arrow(texts)
-    key = (_buffers_key(doc_ids), _buffers_key(texts)) if arrow else None
-    if key in _HASHED: return _HASHED[key][0]
-    h = hasher()
-    for part in (doc_ids, texts):
-        h.update(str(len(part)).encode()); _update_hash(h, part)
-    if key is not None:   # kept with the arrays: Arrow memory is immutable, and held it cannot be reused by other data
-        if len(_HASHED) >= 2: _HASHED.pop(next(iter(_HASHED)))
-        _HASHED[key] = (h.hexdigest(), doc_ids, texts)
-    return h.hexdigest()
+    return documents_fingerprint(as_arrow(doc_ids), as_arrow(texts), remember=arrow)
 
 def settings_key(*parts) -> str:
     "A short stable key for settings (JSON-able parts)."

@@ -405,3 +405,27 @@ def test_a_read_only_document_cache_reads_without_it_and_says_so(tmp_path, tmpfs
     err = capsys.readouterr().err
     assert err.startswith(f"brightpro: note: cannot write the document cache in {ro}/documents (Read-only file system)"), err
     assert len(err.splitlines()) == 1
+
+
+def test_a_cached_corpus_is_fingerprinted_without_hashing_its_texts(tmp_path, monkeypatch):
+    "Issue 22: the document cache entry stores the corpus fingerprint; a mapped entry gives it without hashing, the same as"
+    "hashing the documents as plain lists does. An entry written before it was stored is hashed, to the same fingerprint."
+    import brightpro.data as data
+    from brightpro.retriever import corpus_hash
+    monkeypatch.setenv("BRIGHTPRO_CACHE", str(tmp_path))
+    monkeypatch.setattr(data, "_STORED", {}); monkeypatch.setattr(data, "_HASHED", {})
+    hashed, update = [], data._update_hash
+    monkeypatch.setattr(data, "_update_hash", lambda h, arr: hashed.append(len(arr)) or update(h, arr))
+    source = load_domain("biology").source
+    data.read_documents(source, "documents", "biology")           # builds the entry: its fingerprint hashed once
+    assert len(hashed) == 2
+    docs = data.read_documents(source, "documents", "biology")    # maps it
+    fingerprint = corpus_hash(docs.column("id"), docs.column("content"))
+    assert len(hashed) == 2
+    assert fingerprint == corpus_hash(docs.column("id").to_pylist(), docs.column("content").to_pylist()) and len(hashed) == 4
+    [entry] = (tmp_path/"documents").glob("biology-*.arrow")
+    plain = pa.ipc.open_file(str(entry)).read_all().replace_schema_metadata(None)
+    with pa.OSFile(str(entry), "wb") as f, pa.ipc.new_file(f, plain.schema) as w: w.write_table(plain)   # as older code wrote it
+    data._STORED.clear(); data._HASHED.clear()
+    docs = data.read_documents(source, "documents", "biology")
+    assert corpus_hash(docs.column("id"), docs.column("content")) == fingerprint and len(hashed) == 6
