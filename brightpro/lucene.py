@@ -17,23 +17,39 @@ from fastcore.basics import patch
 from .core import check_int, exit_with_parent, fork_or_spawn, lazy_module, progress, quiet_progress, ragged_arange
 
 # %% auto #0
-__all__ = ['LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'PART_MIN_BYTES', 'as_arrow', 'porter_stem', 'lucene_stem_words',
-           'token_re', 'standard_tokens', 'LuceneEnglishAnalyzer', 'part_bounds']
+__all__ = ['LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'PART_MIN_BYTES', 'string_array', 'as_arrow', 'porter_stem',
+           'lucene_stem_words', 'token_re', 'standard_tokens', 'LuceneEnglishAnalyzer', 'part_bounds']
 
 # %% ../nbs/04_lucene.ipynb #b7489bc9
 pa = lazy_module("pyarrow")
 pc = lazy_module("pyarrow.compute")
 
 # %% ../nbs/04_lucene.ipynb #3e2ec142
+def string_array(strings: list[str]) -> pa.Array:
+    "Python strings as an Arrow string array, built from its buffers: `pa.array` imports pandas (0.3 s) to see what it was given."
+    try: data = [s.encode() for s in strings]   # a lone surrogate raises UnicodeEncodeError, as in pa.array
+    except AttributeError: return pa.array(strings, pa.string())   # None or not text: pa.array's nulls and errors
+    offsets = np.zeros(len(data) + 1, np.int64); np.cumsum(np.fromiter(map(len, data), np.int64, len(data)), out=offsets[1:])
+    if offsets[-1] >= 2**31: return pa.array(strings, pa.string())   # beyond 32-bit offsets
+    return pa.StringArray.from_buffers(len(data), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(data)))
+
 def as_arrow(texts) -> pa.ChunkedArray:
     "`texts` (pyarrow array, list of str, numpy array) as a pyarrow ChunkedArray of strings."
     if isinstance(texts, pa.ChunkedArray): arr = texts
     elif isinstance(texts, pa.Array): arr = pa.chunked_array([texts])
-    else: arr = pa.chunked_array([pa.array(list(texts), type=pa.string())])
+    else: arr = pa.chunked_array([string_array(list(texts))])
     if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)): arr = arr.cast(pa.string())
     return pc.fill_null(arr, "") if arr.null_count else arr
 
-def _np(a: pa.Array) -> np.ndarray: return a.to_numpy(zero_copy_only=False)  # an Arrow result as numpy
+def _np(a) -> np.ndarray:
+    "An Arrow result of booleans or numbers as numpy, read from its buffers (Arrow's `to_numpy` imports pandas, 0.3 s)."
+    if isinstance(a, pa.ChunkedArray): return np.concatenate([_np(c) for c in a.chunks]) if a.num_chunks else np.zeros(0, a.type.to_pandas_dtype())
+    if not len(a): return np.zeros(0, a.type.to_pandas_dtype())
+    if a.null_count: return a.to_numpy(zero_copy_only=False)
+    if pa.types.is_boolean(a.type):
+        bits = np.unpackbits(np.frombuffer(a.buffers()[1], np.uint8), bitorder="little")
+        return bits[a.offset: a.offset + len(a)].astype(bool)
+    return np.frombuffer(a.buffers()[1], a.type.to_pandas_dtype())[a.offset: a.offset + len(a)]
 
 # %% ../nbs/04_lucene.ipynb #6a24ed20
 class _Word:
@@ -179,8 +195,8 @@ def lucene_stem_words(words: list[str]) -> list[str]:
     if _porter_c is None:
         import Stemmer
         _porter_c = Stemmer.Stemmer("porter", 0)
-    out, arr = _porter_c.stemWords(words), pa.array(words, pa.string())
-    short, ascii = _np(pc.less_equal(pc.utf8_length(arr), 2)), _np(pc.string_is_ascii(arr))
+    out, arr = _porter_c.stemWords(words), string_array(words)
+    short, ascii = _np(pc.utf8_length(arr)) <= 2, _np(pc.string_is_ascii(arr))
     for i in np.flatnonzero(short & ascii).tolist(): out[i] = words[i]  # what the port does with them
     port = ~ascii | (~short & _np(pc.match_substring_regex(arr, _PORT_ONLY_RE2)))  # the words the port stems, picked in C++
     for i in np.flatnonzero(port).tolist(): out[i] = porter_stem(words[i])
@@ -427,7 +443,7 @@ class LuceneEnglishAnalyzer:
         self.forget_pieces()
     def forget_pieces(self):
         "Drop the cache of pieces of text (it only speeds up `analyze_ids`)."
-        self._known = pa.array([], pa.string())  # every distinct piece seen, by piece id
+        self._known = string_array([])  # every distinct piece seen, by piece id
         self._piece_n = self._piece_first = self._piece_terms = np.zeros(0, np.int64)  # its term count, first id's place, ids
     def __repr__(self): return f"LuceneEnglishAnalyzer(vocab={len(self.vocab)} terms)"
 
@@ -454,7 +470,7 @@ def _stem_all(self: LuceneEnglishAnalyzer, words: list[str]):
 @patch
 def analyze_many(self: LuceneEnglishAnalyzer, texts: list[str]) -> list[list[str]]:
     "The terms of each text, in order: one lower-casing call and one stemming call for all of them (a query set at once)."
-    lowered = pc.utf8_lower(pa.array(texts, pa.string())).to_pylist()
+    lowered = pc.utf8_lower(string_array(texts)).to_pylist()
     kept = [self._filter(standard_tokens(t)) for t in lowered]
     self._stem_all([t for ts in kept for t in ts])
     return [[self._stems[t] for t in ts] for ts in kept]

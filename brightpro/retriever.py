@@ -74,7 +74,7 @@ def settings_key(*parts) -> str:
 def keep_corpus(self: Retriever, doc_ids, texts, fingerprint: bool = True) -> pa.ChunkedArray:
     "Keep the ids as `self.doc_ids` and (with `fingerprint`) `self.corpus_hash`; the texts as Arrow. An empty corpus or a length mismatch is refused."
     texts = as_arrow(texts)
-    self.doc_ids = np.asarray(as_arrow(doc_ids).to_numpy(zero_copy_only=False), dtype=object)
+    self.doc_ids = np.array(as_arrow(doc_ids).to_pylist(), dtype=object)   # not to_numpy, which imports pandas
     if len(texts) == 0: raise BrightproError("cannot index an empty corpus")
     if len(self.doc_ids) != len(texts): raise BrightproError(f"{len(self.doc_ids)} doc ids but {len(texts)} texts")
     self.corpus_hash = corpus_hash(doc_ids, texts) if fingerprint else None
