@@ -247,7 +247,8 @@ _WHITE = r"[\s\x0b\x1c-\x1f\x85\p{Z}]"   # exactly the characters str.split spli
 
 def _bad_ids(ids) -> list[int]:
     "Rows (0-based) of the `ids` a TREC run cannot hold: empty, or holding white space (nulls are the missing-field check's)."
-    text = pa.array(ids, pa.string()) if isinstance(ids, list) else ids.cast(pa.string())
+    if isinstance(ids, list): return [i for i, s in enumerate(ids) if isinstance(s, str) and s.split() != [s]]
+    text = ids.cast(pa.string())
     bad = pa.compute.or_(pa.compute.equal(text, ""), pa.compute.match_substring_regex(text, _WHITE))
     return np.flatnonzero(bad.fill_null(False).to_numpy(zero_copy_only=False)).tolist()
 
@@ -589,7 +590,7 @@ def _queries_frame(examples: pa.Table) -> pd.DataFrame:
     "The examples as a DataFrame: string ids, list fields as lists of strings."
     df = examples.to_pandas()
     df["id"] = df["id"].astype(str)
-    for col in ("gold_ids", "gold_ids_long", "excluded_ids"):
+    for col in _LIST_FIELDS["examples"]:
         if col in df: df[col] = df[col].map(_list)
     return df.reset_index(drop=True)
 
@@ -607,13 +608,25 @@ def _aspects_frame(aspects: pa.Table | None, domain: str) -> pd.DataFrame:
     df["supporting_docs"] = df["supporting_docs"].map(_list)
     return df[cols + [c for c in df.columns if c not in cols]].reset_index(drop=True)
 
+# %% ../nbs/01_data.ipynb #a645075f
+class _Frame:
+    "A `Domain` field holding a DataFrame, or the Arrow table that `make(table, domain name)` turns into one on first use."
+    def __init__(self, make): self.make = make
+    def __set_name__(self, owner, name): self.name = name
+    def __get__(self, obj, owner=None):
+        if obj is None: raise AttributeError(self.name)   # on the class: the dataclass field has no default
+        held = obj.__dict__[self.name]
+        if isinstance(held, pa.Table): held = obj.__dict__[self.name] = self.make(held, obj.name)
+        return held
+    def __set__(self, obj, value): obj.__dict__[self.name] = value
+
 # %% ../nbs/01_data.ipynb #1d5c378c
 @dataclass(eq=False, repr=False)
 class Domain(ResultView):
     "One domain of Bright-Pro or BRIGHT: queries, gold ids, aspects and (lazily) documents."
     name: str
-    queries: pd.DataFrame
-    aspects: pd.DataFrame
+    queries: pd.DataFrame = _Frame(lambda examples, name: _queries_frame(examples))   # or the Arrow examples
+    aspects: pd.DataFrame = _Frame(_aspects_frame)                                   # or the Arrow aspects
     source: Source
     documents_config: str = "documents"  # 'documents', or BRIGHT's 'long_documents'
     queries_config: str = "examples"     # 'examples', or one of BRIGHT's reasoning configs ('gpt4_reason', ...)
@@ -660,17 +673,26 @@ def queries_tag(self: Domain) -> str:
     return f"q-{_file_tag(s['source'])}-{s['digest'][:8]}" if s.get("kind") == "file" else self.queries_config
 
 # %% ../nbs/01_data.ipynb #0b40977b
+@patch
+def _query_values(self: Domain, column: str) -> list | None:
+    "A column of the queries as `_queries_frame` makes it (ids as text, list fields as lists of text); None when absent."
+    held = self.__dict__["queries"]
+    if not isinstance(held, pa.Table): return held[column].tolist() if column in held else None
+    if column not in held.column_names: return None
+    values = held.column(column).to_pylist()   # read from the Arrow table: no DataFrame made
+    return [str(v) for v in values] if column == "id" else [_list(v) for v in values] if column in _LIST_FIELDS["examples"] else values
+
 @patch(as_prop=True)
 @_kept
 def qids(self: Domain) -> list[str]:
     "Query ids, in file order."
-    return self.queries["id"].tolist()
+    return self._query_values("id")
 
 @patch(as_prop=True)
 @_kept
 def query_text(self: Domain) -> dict[str, str]:
     "{qid: query text}."
-    return dict(zip(self.queries["id"], self.queries["query"]))
+    return dict(zip(self.qids, self._query_values("query")))
 
 # %% ../nbs/01_data.ipynb #b8a4d5ac
 @patch(as_prop=True)
@@ -678,14 +700,17 @@ def query_text(self: Domain) -> dict[str, str]:
 def gold(self: Domain) -> dict[str, list[str]]:
     "{qid: gold doc ids} (BRIGHT's `gold_ids_long` with long documents)."
     col = "gold_ids_long" if self.documents_config == "long_documents" else "gold_ids"
-    return dict(zip(self.queries["id"], self.queries[col]))
+    gold = self._query_values(col)
+    if gold is None: raise KeyError(col)
+    return dict(zip(self.qids, gold))
 
 @patch(as_prop=True)
 @_kept
 def excluded(self: Domain) -> dict[str, set[str]]:
     "{qid: doc ids the query excludes} (BRIGHT's `excluded_ids`, where `['N/A']` means none; empty for Bright-Pro)."
-    if "excluded_ids" not in self.queries: return {q: set() for q in self.qids}
-    return {q: set(x) - {"N/A"} for q, x in zip(self.queries["id"], self.queries["excluded_ids"])}
+    excluded = self._query_values("excluded_ids")
+    if excluded is None: return {q: set() for q in self.qids}
+    return {q: set(x) - {"N/A"} for q, x in zip(self.qids, excluded)}
 
 # %% ../nbs/01_data.ipynb #c2649558
 @patch
@@ -759,7 +784,7 @@ def load_domain(domain: str, dataset="sample", revision=None, benchmark="brightp
     examples = source.table("examples", domain)
     aspects = source.table("aspects", domain) if benchmark == "brightpro" else None
     _refuse(check_tables(domain, examples, aspects, benchmark=benchmark), source, domain)
-    return Domain(domain, _queries_frame(examples), _aspects_frame(aspects, domain), source)
+    return Domain(domain, examples, aspects if aspects is not None else pa.table({}), source)   # DataFrames on first use
 
 # %% ../nbs/01_data.ipynb #c334e0b1
 BRIGHT_QUERY_CONFIGS = ("examples", "gpt4_reason", "claude-3-opus_reason", "Gemini-1.0_reason", "llama3-70b_reason", "grit_reason")
@@ -784,10 +809,9 @@ def load_bright(domain: str, dataset="sample", queries="examples", long=False, r
     source = resolve_source(dataset, "bright", revision, configs=configs, domains=[domain])
     examples = source.table("examples", domain)
     _refuse(check_tables(domain, examples, None, benchmark="bright"), source, domain)
-    frame = _queries_frame(examples)
-    if queries != "examples": frame = _reasoning_queries(frame, source, queries, domain)
+    frame = _reasoning_queries(_queries_frame(examples), source, queries, domain) if queries != "examples" else examples
     qs = {"source": queries, "kind": "config", "digest": json_digest(list(zip(frame["id"], frame["query"])))} if queries != "examples" else None
-    return Domain(domain, frame, _aspects_frame(None, domain), source, "long_documents" if long else "documents", queries, qs)
+    return Domain(domain, frame, pa.table({}), source, "long_documents" if long else "documents", queries, qs)
 
 # %% ../nbs/01_data.ipynb #8068e945
 _QUERY_FILES = (".json", ".jsonl", ".tsv")

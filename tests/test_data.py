@@ -429,3 +429,16 @@ def test_a_cached_corpus_is_fingerprinted_without_hashing_its_texts(tmp_path, mo
     data._STORED.clear(); data._HASHED.clear()
     docs = data.read_documents(source, "documents", "biology")
     assert corpus_hash(docs.column("id"), docs.column("content")) == fingerprint and len(hashed) == 6
+
+
+@pytest.mark.parametrize("benchmark, long, queries", [("brightpro", False, "examples"), ("bright", False, "examples"),
+                                                      ("bright", True, "examples"), ("bright", False, "gpt4_reason")])
+def test_a_domain_reads_its_views_from_arrow_as_from_the_dataframe(benchmark, long, queries):
+    "Issue 22: query ids and texts, gold and excluded ids read from the Arrow examples (no pandas) equal the DataFrame's."
+    from brightpro.data import Domain
+    kwargs = {"long": long, "queries": queries} if benchmark == "bright" else {}
+    for name, dom in load_domains("all", "sample", benchmark=benchmark, **kwargs).items():
+        from_arrow = (dom.qids, dom.query_text, dom.gold, dom.excluded)
+        assert isinstance(dom.__dict__["queries"], pa.Table) == (queries == "examples")   # reasoning texts are put in a DataFrame
+        framed = Domain(dom.name, dom.queries, dom.aspects, dom.source, dom.documents_config, dom.queries_config, dom.query_source)
+        assert from_arrow == (framed.qids, framed.query_text, framed.gold, framed.excluded), name

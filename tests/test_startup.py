@@ -44,3 +44,13 @@ def test_evaluate_imports_the_data_libraries_and_nothing_else_heavy(tmp_path):
     assert code == 0 and "alpha_ndcg@25" in out
     assert {"pandas", "pyarrow"} <= set(imported)   # the proxies did import them when evaluate used them
     assert not set(imported) & {"torch", "transformers", "sentence_transformers", "matplotlib", "seaborn", "openai", "papermill", "pyarrow.dataset"}, imported
+
+
+def test_a_warm_bm25_retrieve_imports_no_pandas(tmp_path):
+    "Issue 22: with the index cached, retrieving reads queries, searches and writes the run without pandas (0.3 s to import)."
+    args = ("retrieve", "--domain", "all", "--out", tmp_path/"runs", "--cache-dir", tmp_path/"cache", "--jobs", "1")
+    code, _, imported = probe(*args, env={"BRIGHTPRO_CACHE": str(tmp_path/"home")})   # cold: builds the caches
+    assert code == 0
+    code, out, imported = probe(*args, "--force", env={"BRIGHTPRO_CACHE": str(tmp_path/"home")})
+    assert code == 0 and out.count("written") == 7
+    assert "pyarrow" in imported and "scipy" in imported and "pandas" not in imported, imported
