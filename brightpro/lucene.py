@@ -17,8 +17,9 @@ from fastcore.basics import patch
 from .core import check_int, exit_with_parent, fork_or_spawn, lazy_module, progress, quiet_progress, ragged_arange
 
 # %% auto #0
-__all__ = ['LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'PART_MIN_BYTES', 'string_array', 'as_arrow', 'porter_stem',
-           'lucene_stem_words', 'token_re', 'standard_tokens', 'LuceneEnglishAnalyzer', 'part_bounds']
+__all__ = ['LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'BATCH_BYTES', 'PART_MIN_BYTES', 'string_array', 'as_arrow',
+           'porter_stem', 'lucene_stem_words', 'token_re', 'standard_tokens', 'LuceneEnglishAnalyzer', 'batch_bounds',
+           'part_bounds']
 
 # %% ../nbs/04_lucene.ipynb #b7489bc9
 pa = lazy_module("pyarrow")
@@ -625,6 +626,20 @@ def _batch_ids(self: LuceneEnglishAnalyzer, enc: pa.DictionaryArray, counts: np.
     per_doc = np.diff(np.where(last > 0, upto[last - 1] if len(upto) else 0, 0), prepend=0)
     return np.repeat(np.arange(start, start + len(counts), dtype=np.int32), per_doc), terms.astype(np.int32)
 
+# %% ../nbs/04_lucene.ipynb #78fe3442
+BATCH_BYTES = 16 * 2**20  # a batch's text: its per-byte arrays stay well below glibc's 32 MiB, so their memory is reused
+
+def batch_bounds(texts: pa.ChunkedArray, batch_size: int, batch_bytes: int = BATCH_BYTES) -> list[int]:
+    "Where batches of at most `batch_size` texts and `batch_bytes` bytes of text start, and where the last one ends (at least one text a batch)."
+    cum = np.zeros(len(texts) + 1, np.int64)
+    np.cumsum(_np(pc.binary_length(texts)), out=cum[1:])
+    bounds = [0]
+    while bounds[-1] < len(texts):
+        start = bounds[-1]
+        fits = int(np.searchsorted(cum, cum[start] + batch_bytes, side="right")) - 1  # texts[start:fits] fit in the bytes
+        bounds.append(max(start + 1, min(start + batch_size, fits)))
+    return bounds
+
 # %% ../nbs/04_lucene.ipynb #2e3f6f5a
 class _Done:
     "A result computed at once, for `analyze_ids` without its background thread."
@@ -633,25 +648,27 @@ class _Done:
 
 @patch
 def analyze_ids(self: LuceneEnglishAnalyzer, texts, batch_size=20_000, desc=None, background: bool = True,
+                batch_bytes: int = BATCH_BYTES, # bytes of text a batch holds at most (`batch_bounds`)
                 jobs: int = 1, # processes: a large corpus is cut into parts analysed at once (`_analyze_in_parts`), same ids
                 min_part_bytes: int | None = None, # bytes of text a part needs at least (None: PART_MIN_BYTES)
                ):
     "Term ids of every text, growing `vocab`: (doc_index, term_id) int32 arrays, one pair per token, in text order."
     texts = as_arrow(texts)
     if check_int(jobs, "jobs") > 1 and len(bounds := part_bounds(texts, jobs, min_part_bytes)) > 2:
-        return self._analyze_in_parts(texts, bounds, batch_size, desc, background)
-    starts = range(0, len(texts), batch_size)
+        return self._analyze_in_parts(texts, bounds, batch_size, desc, background, batch_bytes)
+    cuts = batch_bounds(texts, batch_size, batch_bytes)
+    batches = list(zip(cuts[:-1], cuts[1:]))
     docs_out, terms_out = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]
     bar = progress(total=len(texts), desc=desc or "tokenizing", unit="doc")
     with ThreadPoolExecutor(1) as pool:  # prepares the next batch (GIL released) while this one is analysed
         prepare = pool.submit if background else lambda f, *a: _Done(f(*a))
-        ahead = [prepare(_prepare_batch, texts.slice(s, batch_size)) for s in starts[:1]]
-        for i, start in enumerate(starts):
-            if i + 1 < len(starts): ahead.append(prepare(_prepare_batch, texts.slice(starts[i + 1], batch_size)))
+        ahead = [prepare(_prepare_batch, texts.slice(a, b - a)) for a, b in batches[:1]]
+        for i, (start, stop) in enumerate(batches):
+            if i + 1 < len(batches): ahead.append(prepare(_prepare_batch, texts.slice(stop, batches[i + 1][1] - stop)))
             docs, terms = self._batch_ids(*ahead[i].result(), start)
             ahead[i] = None
             docs_out.append(docs); terms_out.append(terms)
-            bar.update(min(batch_size, len(texts) - start))
+            bar.update(stop - start)
     bar.close()
     return np.concatenate(docs_out), np.concatenate(terms_out)
 
@@ -675,10 +692,10 @@ def _keep_texts(texts: pa.ChunkedArray, parent: int | None = None):
     _part_texts = texts
     if parent is not None: exit_with_parent(parent)
 
-def _analyze_part(start: int, stop: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def _analyze_part(start: int, stop: int, batch_size: int = 20_000, batch_bytes: int = BATCH_BYTES) -> tuple[np.ndarray, np.ndarray, list[str]]:
     "A part worker's texts[start:stop]: each text's number of terms, the term ids in a fresh vocabulary, that vocabulary."
     an = LuceneEnglishAnalyzer()
-    with quiet_progress(): docs, terms = an.analyze_ids(_part_texts.slice(start, stop - start), background=False)
+    with quiet_progress(): docs, terms = an.analyze_ids(_part_texts.slice(start, stop - start), batch_size, background=False, batch_bytes=batch_bytes)
     return np.bincount(docs, minlength=stop - start).astype(np.int32), terms, list(an.vocab)
 
 # %% ../nbs/04_lucene.ipynb #8c80b3d0
@@ -693,11 +710,12 @@ def _add_part(self: LuceneEnglishAnalyzer, counts: np.ndarray, terms: np.ndarray
 
 # %% ../nbs/04_lucene.ipynb #54069a72
 @patch
-def _analyze_in_parts(self: LuceneEnglishAnalyzer, texts: pa.ChunkedArray, bounds: list[int], batch_size: int, desc, background: bool):
+def _analyze_in_parts(self: LuceneEnglishAnalyzer, texts: pa.ChunkedArray, bounds: list[int], batch_size: int, desc, background: bool,
+                      batch_bytes: int = BATCH_BYTES):
     "`analyze_ids` of texts[bounds[i]:bounds[i+1]], the first part here and the others in worker processes, merged in order."
     with ProcessPoolExecutor(len(bounds) - 2, mp_context=multiprocessing.get_context(fork_or_spawn()),
                              initializer=_keep_texts, initargs=(texts, os.getpid())) as pool:
-        futures = [pool.submit(_analyze_part, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
-        docs, terms = self.analyze_ids(texts.slice(0, bounds[1]), batch_size, desc, background)
+        futures = [pool.submit(_analyze_part, a, b, batch_size, batch_bytes) for a, b in zip(bounds[1:-1], bounds[2:])]
+        docs, terms = self.analyze_ids(texts.slice(0, bounds[1]), batch_size, desc, background, batch_bytes)
         parts = [(docs, terms)] + [self._add_part(*f.result(), start) for f, start in zip(futures, bounds[1:-1])]
     return np.concatenate([d for d, _ in parts]), np.concatenate([t for _, t in parts])

@@ -297,5 +297,29 @@ def test_analyze_ids_in_parts_matches_one_process(jobs):
     assert got[0].dtype == expected[0].dtype and got[1].dtype == expected[1].dtype
 
 
+# --- batches: at most batch_size texts and batch_bytes bytes of text; the ids never depend on them --------------------
+@pytest.mark.parametrize("batch_bytes", [1, 60, 900, 10**9])
+def test_batches_cut_by_bytes_give_ids_in_order_of_first_occurrence(batch_bytes):
+    texts = synthetic_texts(150, seed=5) + ["Ünïcödé naïve Zürich's", "", "x" * 300] + synthetic_texts(50, seed=6)
+    an = LuceneEnglishAnalyzer()
+    docs, terms = an.analyze_ids(texts, batch_size=7, batch_bytes=batch_bytes)
+    vocab, want_docs, want_terms = {}, [], []   # the reference: each text alone, ids given in order of first occurrence
+    for i, text in enumerate(texts):
+        for term in LuceneEnglishAnalyzer().analyze(text): want_docs.append(i); want_terms.append(vocab.setdefault(term, len(vocab)))
+    assert docs.tolist() == want_docs and terms.tolist() == want_terms and list(an.vocab) == list(vocab)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(["a", "é", "中", "👍"]), max_size=12), max_size=30),
+       st.integers(1, 8), st.integers(1, 40))
+def test_batch_bounds_are_the_longest_batches_within_both_limits(texts, batch_size, batch_bytes):
+    from brightpro.lucene import as_arrow, batch_bounds
+    bounds, size = batch_bounds(as_arrow(texts), batch_size, batch_bytes), [len(t.encode()) for t in texts]
+    assert bounds[0] == 0 and bounds[-1] == len(texts) and all(a < b for a, b in zip(bounds, bounds[1:]))
+    for a, b in zip(bounds, bounds[1:]):
+        assert b - a <= batch_size and (b - a == 1 or sum(size[a:b]) <= batch_bytes)   # a text too long alone is its own batch
+        if b < len(texts): assert b - a == batch_size or sum(size[a:b + 1]) > batch_bytes   # one more text would not fit
+
+
 def test_analyze_ids_jobs_are_checked():
     with pytest.raises(Exception, match="jobs must be a positive integer, got 0"): LuceneEnglishAnalyzer().analyze_ids(["a"], jobs=0)
