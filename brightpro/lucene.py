@@ -629,11 +629,15 @@ def _batch_ids(self: LuceneEnglishAnalyzer, enc: pa.DictionaryArray, counts: np.
 # %% ../nbs/04_lucene.ipynb #78fe3442
 BATCH_BYTES = 16 * 2**20  # a batch's text: its per-byte arrays stay well below glibc's 32 MiB, so their memory is reused
 
-def batch_bounds(texts: pa.ChunkedArray, batch_size: int, batch_bytes: int = BATCH_BYTES) -> list[int]:
-    "Where batches of at most `batch_size` texts and `batch_bytes` bytes of text start, and where the last one ends (at least one text a batch)."
+def _bytes_before(texts: pa.ChunkedArray) -> np.ndarray:
+    "Bytes of text before each text, and in all: `texts`' UTF-8 lengths summed, from 0 (int64, len(texts) + 1)."
     cum = np.zeros(len(texts) + 1, np.int64)
     np.cumsum(_np(pc.binary_length(texts)), out=cum[1:])
-    bounds = [0]
+    return cum
+
+def batch_bounds(texts: pa.ChunkedArray, batch_size: int, batch_bytes: int = BATCH_BYTES) -> list[int]:
+    "Where batches of at most `batch_size` texts and `batch_bytes` bytes of text start, and where the last one ends (at least one text a batch)."
+    cum, bounds = _bytes_before(texts), [0]
     while bounds[-1] < len(texts):
         start = bounds[-1]
         fits = int(np.searchsorted(cum, cum[start] + batch_bytes, side="right")) - 1  # texts[start:fits] fit in the bytes
@@ -657,18 +661,18 @@ def analyze_ids(self: LuceneEnglishAnalyzer, texts, batch_size=20_000, desc=None
     if check_int(jobs, "jobs") > 1 and len(bounds := part_bounds(texts, jobs, min_part_bytes)) > 2:
         return self._analyze_in_parts(texts, bounds, batch_size, desc, background, batch_bytes)
     cuts = batch_bounds(texts, batch_size, batch_bytes)
-    batches = list(zip(cuts[:-1], cuts[1:]))
+    batches = [texts.slice(a, b - a) for a, b in zip(cuts, cuts[1:])]  # views: no text is copied
     docs_out, terms_out = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]
     bar = progress(total=len(texts), desc=desc or "tokenizing", unit="doc")
     with ThreadPoolExecutor(1) as pool:  # prepares the next batch (GIL released) while this one is analysed
         prepare = pool.submit if background else lambda f, *a: _Done(f(*a))
-        ahead = [prepare(_prepare_batch, texts.slice(a, b - a)) for a, b in batches[:1]]
-        for i, (start, stop) in enumerate(batches):
-            if i + 1 < len(batches): ahead.append(prepare(_prepare_batch, texts.slice(stop, batches[i + 1][1] - stop)))
+        ahead = [prepare(_prepare_batch, b) for b in batches[:1]]
+        for i, start in enumerate(cuts[:-1]):
+            if i + 1 < len(batches): ahead.append(prepare(_prepare_batch, batches[i + 1]))
             docs, terms = self._batch_ids(*ahead[i].result(), start)
             ahead[i] = None
             docs_out.append(docs); terms_out.append(terms)
-            bar.update(stop - start)
+            bar.update(len(batches[i]))
     bar.close()
     return np.concatenate(docs_out), np.concatenate(terms_out)
 
@@ -677,7 +681,7 @@ PART_MIN_BYTES = 16 * 2**20  # about 0.4 s of analysis on one core: below that a
 
 def part_bounds(texts: pa.ChunkedArray, parts: int, min_bytes: int | None = None) -> list[int]:
     "Where to cut `texts` into at most `parts` runs of about equal bytes, each of at least `min_bytes`: [0, ..., len(texts)]."
-    cum = np.cumsum(pc.binary_length(texts).to_numpy(zero_copy_only=False), dtype=np.int64)
+    cum = _bytes_before(texts)[1:]
     total, min_bytes = int(cum[-1]) if len(cum) else 0, PART_MIN_BYTES if min_bytes is None else min_bytes
     parts = max(1, min(parts, len(texts), total // max(min_bytes, 1)))
     cuts = np.searchsorted(cum, total * np.arange(1, parts) / parts, side="right")  # the first text past each share
@@ -692,7 +696,7 @@ def _keep_texts(texts: pa.ChunkedArray, parent: int | None = None):
     _part_texts = texts
     if parent is not None: exit_with_parent(parent)
 
-def _analyze_part(start: int, stop: int, batch_size: int = 20_000, batch_bytes: int = BATCH_BYTES) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def _analyze_part(start: int, stop: int, batch_size: int, batch_bytes: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
     "A part worker's texts[start:stop]: each text's number of terms, the term ids in a fresh vocabulary, that vocabulary."
     an = LuceneEnglishAnalyzer()
     with quiet_progress(): docs, terms = an.analyze_ids(_part_texts.slice(start, stop - start), batch_size, background=False, batch_bytes=batch_bytes)
@@ -711,7 +715,7 @@ def _add_part(self: LuceneEnglishAnalyzer, counts: np.ndarray, terms: np.ndarray
 # %% ../nbs/04_lucene.ipynb #54069a72
 @patch
 def _analyze_in_parts(self: LuceneEnglishAnalyzer, texts: pa.ChunkedArray, bounds: list[int], batch_size: int, desc, background: bool,
-                      batch_bytes: int = BATCH_BYTES):
+                      batch_bytes: int):
     "`analyze_ids` of texts[bounds[i]:bounds[i+1]], the first part here and the others in worker processes, merged in order."
     with ProcessPoolExecutor(len(bounds) - 2, mp_context=multiprocessing.get_context(fork_or_spawn()),
                              initializer=_keep_texts, initargs=(texts, os.getpid())) as pool:
