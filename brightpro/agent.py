@@ -17,7 +17,7 @@ from fastcore.basics import patch
 from . import __version__
 from .core import (DOMAINS, BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, one_line, progress, quiet_progress, require, writing,
                             cache_dir as default_cache_dir)
-from .data import Domain, available_domains
+from .data import Domain, available_domains, largest_first
 from .retriever import Retriever
 from .bm25 import lucene_idf, lucene_terms_each, lucene_tokens
 from .retrievers import get_retriever
@@ -756,10 +756,10 @@ def run_agent(domains: dict[str, Domain], # the loaded domains to run, {name: Do
                                           prompt_dir=prompt_dir))
         summaries, how = [], dict(protocol=protocol, rounds=rounds, max_iterations=max_iterations, concurrency=concurrency)
         if pool is not None and isinstance(retriever, str) and isinstance(agent, PRFPolicy):   # no model client to carry to a worker
-            futures = [pool.submit(_agent_domain, retriever, domain, agent, chosen[name], out, k=k, snippet_tokens=snippet_tokens,
-                                   tokenizer=tokenizer, cache_dir=cache_dir or default_cache_dir(), **how) for name, domain in domains.items()]
-            for name, f in zip(domains, futures):   # meta.json in the domains' order, as one after another writes it
-                meta["retriever"]["metadata"][name], summary = f.result(); write_meta(out, meta); summaries.append(summary)
+            futures = {name: pool.submit(_agent_domain, retriever, domains[name], agent, chosen[name], out, k=k, snippet_tokens=snippet_tokens,
+                                         tokenizer=tokenizer, cache_dir=cache_dir or default_cache_dir(), **how) for name in largest_first(domains)}
+            for name in domains:   # meta.json in the domains' order, as one after another writes it
+                meta["retriever"]["metadata"][name], summary = futures[name].result(); write_meta(out, meta); summaries.append(summary)
             return AgentRun(out, meta, summaries)
         for name, domain in domains.items():
             tool = SearchTool(retriever, domain, k=k, snippet_tokens=snippet_tokens, tokenizer=tokenizer, cache_dir=cache_dir or default_cache_dir())

@@ -22,8 +22,9 @@ __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 
            'BRIGHT_QUERY_CONFIGS', 'MAPPING_STATUS', 'DataError', 'read_rows', 'Source', 'hub_source', 'resolve_source',
            'documents_fingerprint', 'read_documents', 'Problem', 'split_aspect_id', 'check_tables', 'Domain',
            'available_domains', 'load_domain', 'load_bright', 'query_source_kind', 'QueryFile', 'read_query_file',
-           'apply_query_file', 'QueryMapping', 'bright_query_mapping', 'load_domains', 'dataset_stats', 'DatasetStats',
-           'describe_dataset', 'validate_dataset', 'problem_summary', 'ValidationReport', 'validation_report']
+           'apply_query_file', 'QueryMapping', 'bright_query_mapping', 'load_domains', 'dataset_stats', 'largest_first',
+           'DatasetStats', 'describe_dataset', 'validate_dataset', 'problem_summary', 'ValidationReport',
+           'validation_report']
 
 # %% ../nbs/01_data.ipynb #61fa356a
 pd = lazy_module("pandas")
@@ -1070,6 +1071,14 @@ def dataset_stats(domains: dict[str, Domain]) -> dict:
         out[name] = dict(queries=len(d.queries), aspects=len(d.aspects), gold_docs=int(sum(len(g) for g in d.gold.values())),
                          documents=d.source.num_rows(d.documents_config, name))
     return {"domains": out}
+
+# %% ../nbs/01_data.ipynb #07956a63
+def largest_first(domains: dict[str, Domain]) -> list[str]:
+    "The names of `domains`, most document bytes on disk first; the hub's (not yet on disk) in table order."
+    def size(d: Domain) -> int:
+        if str(d.source.dataset) == "hub": return 0
+        return sum(f.stat().st_size for f in d.source.files(d.documents_config, d.name, required=False))
+    return sorted(domains, key=lambda name: size(domains[name]), reverse=True)   # a stable sort: ties keep table order
 
 # %% ../nbs/01_data.ipynb #72c4f9fe
 @dataclass

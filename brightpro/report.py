@@ -6,12 +6,13 @@ Docs: https://brightpro.github.io/brightpro/report.html.md"""
 
 # %% ../nbs/12b_report.ipynb #b9950c22
 from __future__ import annotations
-import errno, html, json, logging, multiprocessing, os, re, shlex, shutil, tempfile, time
+import errno, functools, html, json, logging, multiprocessing, os, re, shlex, shutil, tempfile, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Empty
 
 from fastcore.basics import patch
 
@@ -30,11 +31,12 @@ from .tables import TABLE_FORMATS, png_size, read_captions
 # %% auto #0
 __all__ = ['STAMP', 'TEMPLATES', 'PAGE_IMPORTS', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY', 'DEFAULT_RETRIEVERS',
            'notebook_digest', 'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date', 'analysis_notebook',
-           'run_notebook', 'notebook_error', 'PageKernel', 'kernel_kept', 'warm_page_worker', 'export_html',
-           'run_styles', 'smallest_p', 'power_note', 'pairwise_beats', 'run_provenance', 'report_command', 'nav_html',
-           'Page', 'build_page', 'worker_pool', 'build_pages', 'stage_workers', 'PageWorkers', 'page_task', 'Report',
-           'report_runs', 'report_agents', 'page_files', 'file_links', 'files_html', 'index_context', 'render_index',
-           'write_index', 'parse_named', 'check_report_settings', 'unlink_summary', 'build_report']
+           'ready_when_idle', 'ready_clients', 'run_notebook', 'notebook_error', 'PageKernel', 'kernel_kept',
+           'warm_page_worker', 'export_html', 'run_styles', 'smallest_p', 'power_note', 'pairwise_beats',
+           'run_provenance', 'report_command', 'nav_html', 'Page', 'build_page', 'worker_pool', 'build_pages',
+           'stage_workers', 'PageWorkers', 'page_task', 'Report', 'report_runs', 'report_agents', 'page_files',
+           'file_links', 'files_html', 'index_context', 'render_index', 'write_index', 'parse_named',
+           'check_report_settings', 'unlink_summary', 'build_report']
 
 # %% ../nbs/12b_report.ipynb #80c73f9f
 pd = lazy_module("pandas")
@@ -85,12 +87,42 @@ def analysis_notebook(name: str) -> Path:
     if not path.is_file(): raise BrightproError(f"{path}: the analysis notebook is missing from the package; reinstall brightpro")
     return path
 
+# %% ../nbs/12b_report.ipynb #a5fa16ea
+async def ready_when_idle(kc, timeout: float | None = None):
+    "Wait until kernel client `kc` is ready: its `kernel_info` request answered on shell and the kernel's idle status for it seen on iopub (asked again while iopub is not yet connected); a RuntimeError when the kernel dies or `timeout` seconds pass."
+    from jupyter_core.utils import ensure_async   # deferred: only pages start kernels
+    deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
+    while True:
+        asked = kc.kernel_info()
+        try: reply = await ensure_async(kc.shell_channel.get_msg(timeout=1))
+        except Empty: reply = None
+        while reply is not None and reply["parent_header"].get("msg_id") == asked:
+            try: msg = await ensure_async(kc.iopub_channel.get_msg(timeout=0.2))
+            except Empty: break   # iopub not connected when the kernel spoke: ask again
+            if msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle" and msg["parent_header"].get("msg_id") == asked:
+                kc._handle_kernel_info_reply(reply)   # the protocol version, as jupyter_client's own wait does
+                return
+        if not await ensure_async(kc.is_alive()): raise RuntimeError("Kernel died before replying to kernel_info")
+        if time.monotonic() > deadline: raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
+
+@functools.cache
+def ready_clients() -> tuple[type, type]:
+    "(async, blocking) jupyter kernel client classes that wait with `ready_when_idle`."
+    from jupyter_client.asynchronous import AsyncKernelClient
+    from jupyter_client.blocking import BlockingKernelClient
+    from jupyter_core.utils import run_sync
+    return (type("ReadyAsyncKernelClient", (AsyncKernelClient,), {"wait_for_ready": ready_when_idle}),
+            type("ReadyBlockingKernelClient", (BlockingKernelClient,), {"wait_for_ready": run_sync(ready_when_idle)}))
+
 # %% ../nbs/12b_report.ipynb #b5eccffa29
 def _quiet_kernels(log, keep: bool = False):
-    "A kernel manager class whose kernels write their own stdout and stderr (start-up notes, shutdown) to the file `log`; `keep`: one client at a time (a kept kernel serves many notebooks)."
+    "A kernel manager class whose kernels write their own stdout and stderr (start-up notes, shutdown) to the file `log`, with `ready_clients`; `keep`: one client at a time (a kept kernel serves many notebooks)."
     from jupyter_client.manager import AsyncKernelManager   # deferred: only pages start kernels
+    from traitlets import default
     class QuietKernelManager(AsyncKernelManager):
         last = None
+        @default("client_factory")
+        def _ready_client(self): return ready_clients()[0]   # papermill's client: no wait for silence
         async def start_kernel(self, **kw):
             kw.setdefault("stdout", log); kw.setdefault("stderr", log)
             return await AsyncKernelManager.start_kernel(self, **kw)
@@ -164,8 +196,7 @@ class PageKernel:
 
     def run(self, code: str, what: str = "run it"):
         "Run `code` in the started kernel, its output dropped; one BrightproError when it fails."
-        from jupyter_client.blocking import BlockingKernelClient
-        kc = BlockingKernelClient(); kc.load_connection_info(self.km.get_connection_info())
+        kc = ready_clients()[1](parent=self.km); kc.load_connection_info(self.km.get_connection_info())   # alive: as its manager says
         kc.start_channels()
         try:
             kc.wait_for_ready(timeout=60)

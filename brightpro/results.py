@@ -15,7 +15,7 @@ from fastcore.basics import patch
 from . import __version__
 from .core import (DOMAINS, BrightproError, cache_dir as default_cache_dir, atomic_write, check_alpha, check_ks,
                             file_digest, json_digest, lazy_module, one_line, progress, quiet_progress, replace_folder)
-from .data import Domain, load_domains
+from .data import Domain, largest_first, load_domains
 from .runs import Run
 from .metrics import MEASURE_NAMES, METRICS, parse_measures
 from .evaluate import RUN_FILE_NAMES, evaluate_runs, load_run_for_domains
@@ -115,7 +115,7 @@ def prepare_runs(domains: dict[str, Domain], retrievers, layout: Layout, *,
     "Stage 1: `retrieve` each retriever over the loaded `domains` ({name: Domain}) into `<out>/runs/`; the statuses (a domain that fails: 'failed', with its error, and the others go on)."
     done = {}   # one (retriever, domain) at a time: a domain whose documents cannot be read fails alone
     for wave in ([r for r in retrievers if not r.startswith("fusion:")], [r for r in retrievers if r.startswith("fusion:")]):
-        calls = [(d, dom, r, layout.runs, force, cache_dir) for r in wave for d, dom in domains.items()]
+        calls = [(d, domains[d], r, layout.runs, force, cache_dir) for r in wave for d in largest_first(domains)]   # workers idle least
         done.update(zip([(c[2], c[0]) for c in calls], run_each(_retrieve_pair, calls, pool)))
     return [x for r in retrievers for d in domains for x in done[(r, d)]]
 
@@ -524,14 +524,15 @@ def prepare_results(domains: dict[str, Domain], *,
     ok = {d: dom for d, dom in domains.items() if d not in failed}
     agent_statuses = prepare_agent(ok, retrievers, layout, population=population, cache_dir=cache_dir, force=force, pool=pool) if agent and ok else {}
     if on_work and "written" in agent_statuses.values(): on_work()   # new agent runs: the pages will be built
-    ks, out, calls = sorted(set(check_ks(k_values)) | set(ROUND_KS)), dict(failed), []
-    for d, dom in ok.items():
+    ks, out, calls, order = sorted(set(check_ks(k_values)) | set(ROUND_KS)), dict(failed), [], largest_first(ok)
+    for d in order:
+        dom = ok[d]
         have = {**domain_runs(layout, retrievers, d, benchmark), **{n: e.files[d] for n, e in ext.items() if d in e.files}}
         agents = {**(domain_agents(layout, retrievers, d) if agent else {}), **domain_agents(layout, list(adopted), d)}
         external = {n: {"kind": v["kind"], **v["domains"][d]} for n, v in prov.items() if d in v["domains"]}
         calls.append((dom, have, agents, layout.results/d, dict(ks=ks, alpha=alpha, baseline=baseline, dataset=dataset, force=force,
                                                                 external=external, measures=measures)))
-    out.update(zip(ok, run_each(_evaluate_domain, calls, pool, desc="evaluate")))
+    out.update(zip(order, run_each(_evaluate_domain, calls, pool, desc="evaluate")))
     return {d: out[d] for d in domains}
 
 # %% ../nbs/12_results.ipynb #b5eccffa21

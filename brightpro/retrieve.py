@@ -15,7 +15,7 @@ import numpy as np
 from . import __version__
 from .core import (BrightproError, atomic_write, check_int, check_writable_dir, file_digest, fork_or_spawn, json_digest, os_reason, progress,
                             quiet_progress, start_worker, cache_dir as default_cache_dir)
-from .data import Domain
+from .data import Domain, largest_first
 from .runs import Run, score_texts, write_json_run, write_trec_run
 from .retriever import Retriever, corpus_hash
 from .dense import check_shard
@@ -195,25 +195,17 @@ def _check_domains(domains) -> dict:
         raise BrightproError("the domains mix benchmarks or configs; retrieve each kind separately (they go to different run folders)")
     return domains
 
-# %% ../nbs/06_retrieve.ipynb #0397e225
+# %% ../nbs/06_retrieve.ipynb #77fde6c2
 def _retrieve_one(domain: Domain, settings: dict) -> dict:
     "What a worker does: `retrieve_domain` for one domain, without progress bars (the parent's is the one shown)."
     with quiet_progress(): return retrieve_domain(domain, **settings, analyzer_thread=False)   # the workers fill the cores
 
-def _largest_first(domains: dict) -> list[str]:
-    "Domains with the most document bytes on disk first; the hub's (not yet on disk) in table order."
-    def size(d: Domain) -> int:
-        if str(d.source.dataset) == "hub": return 0
-        return sum(f.stat().st_size for f in d.source.files(d.documents_config, d.name, required=False))
-    return sorted(domains, key=lambda name: size(domains[name]), reverse=True)   # a stable sort: ties keep table order
-
-# %% ../nbs/06_retrieve.ipynb #77fde6c2
 def _retrieve_in_workers(domains: dict, jobs: int, settings: dict, label: str, echo) -> Retrieval:
     "`_retrieve_one` for each domain, largest first, in `jobs` worker processes (each with its share of the cores); the results in the order of `domains`."
     done, failure, workers = {}, None, min(jobs, len(domains))
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(fork_or_spawn()),
                              initializer=start_worker, initargs=(os.getpid(), workers)) as pool:
-        futures = {pool.submit(_retrieve_one, domains[n], settings): n for n in _largest_first(domains)}
+        futures = {pool.submit(_retrieve_one, domains[n], settings): n for n in largest_first(domains)}
         for f in progress(as_completed(futures), total=len(futures), desc=f"retrieve {label}", unit="domain"):
             if f.cancelled(): continue
             try: done[futures[f]] = f.result()

@@ -295,3 +295,52 @@ def test_published_per_domain_equals_mteb_results_files():
         assert MTEB_NOTE in src and commit[:10] in src and src.endswith(name) and "Qwen__Qwen3-Embedding-4B" in src
     # the second-hand quote, one decimal
     assert [round(100 * MTEB_QWEN3_4B[d][0], 1) for d in ALL_DOMAINS] == [42.4, 52.6, 38.6, 35.4, 33.6, 47.0, 36.3]
+
+
+def test_page_kernel_clients_are_ready_for_every_output(tmp_path):
+    "A new client per request on one kept kernel, as each page makes: once `wait_for_ready` returns, its iopub carries the request's output and idle status (a client that declared itself ready too soon would miss them and time out)."
+    from jupyter_core.utils import run_sync
+    kernel = report.PageKernel(tmp_path)
+    try:
+        km = kernel.fresh()
+        for i in range(12):
+            kc = km.client()
+            assert type(kc).__name__ == "ReadyAsyncKernelClient"
+            kc.start_channels()
+            run_sync(kc.wait_for_ready)(timeout=30)
+            said = []
+            hook = lambda msg: said.append(msg["content"]["text"]) if msg["msg_type"] == "stream" else None
+            reply = run_sync(kc.execute_interactive)(f"print({i} * 7)", timeout=30, output_hook=hook)
+            assert reply["content"]["status"] == "ok"
+            assert "".join(said) == f"{i * 7}\n"
+        kernel.run("x = 1", "run a line")   # the blocking client on the same kernel
+    finally: kernel.shutdown()
+
+
+def test_the_stages_give_out_the_largest_domain_first_and_keep_the_domains_order(tmp_path):
+    "Retrievals, prf agents and evaluations are handed to the workers most document bytes first (so the largest does not run alone at the end); what they return and the agent's meta.json keep the order of the domains given."
+    from concurrent.futures import Executor, Future
+    from brightpro.data import Domain
+
+    class InOrder(Executor):   # runs each task here as it is submitted, noting its domain
+        def __init__(self): self.seen = []
+        def submit(self, fn, /, *args, **kw):
+            self.seen.append(next(a if isinstance(a, str) else a.name for a in args
+                                  if isinstance(a, Domain) or isinstance(a, str) and a in ALL_DOMAINS))
+            f = Future()
+            try: f.set_result(fn(*args, **kw))
+            except BaseException as e: f.set_exception(e)
+            return f
+
+    given = ["stackoverflow", "economics", "biology"]
+    loaded = data.load_domains(given)
+    domains = {n: loaded[n] for n in given}
+    files = Path(data.__file__).parent/"sample"/"bright_pro"/"documents"
+    biggest = sorted(given, key=lambda n: (files/f"{n}.parquet").stat().st_size, reverse=True)
+    assert biggest != given
+    pool, layout = InOrder(), Layout(tmp_path/"out")
+    done = results.prepare_results(domains, retrievers=["bm25-bright"], layout=layout, agent="prf", cache_dir=tmp_path/"cache", pool=pool)
+    assert list(done) == given and set(done.values()) == {"written"}
+    assert pool.seen == biggest * 3   # retrieval, prf agent, evaluation
+    meta = json.loads((layout.agent/"bm25-bright"/"meta.json").read_text())
+    assert list(meta["retriever"]["metadata"]) == given
