@@ -14,12 +14,13 @@ import numpy as np
 from tqdm import tqdm   # tqdm.auto would want ipywidgets in a notebook
 
 # %% auto #0
-__all__ = ['DOMAINS', 'ASPECT_MAPS', 'LOCK_FILE', 'THREAD_VARIABLES', 'parse_domains', 'BrightproError', 'LazyModule',
-           'lazy_module', 'quiet_progress', 'progress', 'cache_dir', 'hub_offline', 'check_ks', 'check_alpha',
-           'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir', 'check_writable_file',
-           'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest', 'json_ready', 'file_digest',
-           'json_digest', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock', 'writing', 'exit_with_parent',
-           'fork_or_spawn', 'usable_cores', 'share_cores', 'start_worker', 'require']
+__all__ = ['DOMAINS', 'ASPECT_MAPS', 'LOCK_FILE', 'THREAD_VARIABLES', 'REPRODUCIBLE_BLAS', 'parse_domains', 'BrightproError',
+           'LazyModule', 'lazy_module', 'quiet_progress', 'progress', 'cache_dir', 'hub_offline', 'check_ks',
+           'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
+           'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest',
+           'json_ready', 'file_digest', 'json_digest', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock',
+           'writing', 'exit_with_parent', 'fork_or_spawn', 'usable_cores', 'share_cores', 'start_worker',
+           'reproducible_blas', 'require']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -306,6 +307,16 @@ def start_worker(parent: int, jobs: int):
     "A pool's initializer: end with the parent (`exit_with_parent`) and take this worker's share of the cores (`share_cores`)."
     exit_with_parent(parent)
     share_cores(jobs)
+
+# %% ../nbs/00_core.ipynb #0c602944
+REPRODUCIBLE_BLAS = {"MKL_CBWR": "AUTO,STRICT"}   # MKL: its best code path for this CPU, the same sums for any thread count
+
+def reproducible_blas() -> dict:
+    "`REPRODUCIBLE_BLAS` set in the environment where the user has not set those variables; what they now hold."
+    for k, v in REPRODUCIBLE_BLAS.items(): os.environ.setdefault(k, v)
+    return {k: os.environ[k] for k in REPRODUCIBLE_BLAS}
+
+reproducible_blas()   # on import: before a brightpro process's first matrix product
 
 # %% ../nbs/00_core.ipynb #5e1a7c02
 def require(module: str, # the module to import, e.g. 'sentence_transformers'

@@ -36,3 +36,24 @@ def test_the_users_thread_count_stands():
     if cores() < 2: pytest.skip("one core: the user's count and a worker's share are the same")
     n = str(cores())   # more than a worker's share
     assert run_child(2, OMP_NUM_THREADS=n) == [n, n]
+
+
+ENCODE = """
+import hashlib, sys
+import torch
+torch.set_num_threads(int(sys.argv[1]))
+from brightpro.data import load_domains
+from brightpro.dense import Dense
+texts = load_domains("earth_science")["earth_science"].documents.column("content").to_pylist()   # its last batch, one text, differed on AVX-512
+print(hashlib.sha256(Dense().encode(texts).tobytes()).hexdigest())
+"""
+
+
+def test_one_thread_and_two_encode_the_same_bits():
+    "A dense run must not depend on --jobs: a stage worker encodes on its share of the cores, one process alone on all of them. torch imported first, then brightpro, as in a notebook."
+    clean = {k: v for k, v in os.environ.items() if k != "MKL_CBWR"}
+    def digest(threads):
+        r = subprocess.run([sys.executable, "-c", ENCODE, str(threads)], capture_output=True, text=True, env=clean, timeout=600)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return r.stdout.split()[-1]
+    assert digest(1) == digest(2)
