@@ -114,7 +114,7 @@ def main(argv=None):
                     help="also time a cold `brightpro retrieve --jobs 2` of the first retriever on the same data (goal: the report at most 2.5x it)")
     args = ap.parse_args(argv)
     codes = {"after": ROOT}
-    rows, results, ref, same = [], {}, None, []
+    rows, results, ref, same, every = [], {}, None, [], {}
     with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
         tmp = Path(tmp)
         if args.against: codes = {"before": checkout(args.against, tmp/"before"), **codes}
@@ -126,6 +126,7 @@ def main(argv=None):
                     assert set(r["statuses"]) == {"built"}, r
                     d = digests(out, root)
                     if ref is None: ref = d
+                    every[f"{name} jobs={jobs} #{i + 1}"] = d
                     r["identical"], r["differ"] = d == ref, sorted(k for k in set(d) | set(ref) if d.get(k) != ref.get(k))
                     same.append(r["identical"])
                     results.setdefault(f"{name} jobs={jobs}", []).append(r)
@@ -165,10 +166,14 @@ def main(argv=None):
     print(f"every run's runs, traces, results, page tables and PNG figures identical to the first's: {all(same)}"
           + ("" if all(same) else f"; files that differ between two runs of the earlier code too: {', '.join(sorted(noise)) or 'none'}; "
              f"others: {', '.join(sorted({f for v in results.values() for r in v for f in r['differ']} - noise)) or 'none'}"))
+    groups = {}
+    for label, d in every.items(): groups.setdefault(json.dumps(d, sort_keys=True), []).append(label)
+    print("runs with the same bytes as each other: " + "; ".join(" = ".join(g) for g in groups.values()))
     print(f"{os.cpu_count()} CPUs; load average at the end {os.getloadavg()[0]:.1f} (a shared machine disturbs wall times)")
     save("bench_report", {"retrievers": args.retrievers, "agent": args.agent, "domains": args.domains, "against": args.against,
                           "dataset": args.dataset, "runs": results, "again": again, "page_cost": cost, "identical": all(same),
-                          "retrieve_cold_s": retrieve_s, "loadavg": os.getloadavg()})
+                          "retrieve_cold_s": retrieve_s, "loadavg": os.getloadavg(),
+                          "same_bytes_groups": list(groups.values())})
 
 
 if __name__ == "__main__":
