@@ -114,7 +114,7 @@ def main(argv=None):
                     help="also time a cold `brightpro retrieve --jobs 2` of the first retriever on the same data (goal: the report at most 2.5x it)")
     args = ap.parse_args(argv)
     codes = {"after": ROOT}
-    rows, results, ref, same, every = [], {}, None, [], {}
+    rows, results, same, every = [], {}, [], {}
     with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
         tmp = Path(tmp)
         if args.against: codes = {"before": checkout(args.against, tmp/"before"), **codes}
@@ -125,8 +125,8 @@ def main(argv=None):
                     r = run(root, args.retrievers, args.agent, args.domains, out, jobs, cache, args.dataset)
                     assert set(r["statuses"]) == {"built"}, r
                     d = digests(out, root)
-                    if ref is None: ref = d
                     every[f"{name} jobs={jobs} #{i + 1}"] = d
+                    ref = next(iter(every.values()))   # the first run's
                     r["identical"], r["differ"] = d == ref, sorted(k for k in set(d) | set(ref) if d.get(k) != ref.get(k))
                     same.append(r["identical"])
                     results.setdefault(f"{name} jobs={jobs}", []).append(r)
