@@ -19,7 +19,8 @@ from .retriever import Retriever, digests_ok, load_arrays, ranked_run, save_arra
 from .bm25s_tokens import bm25s_tokenize, bm25s_tokenize_strings
 
 # %% auto #0
-__all__ = ['bm25_weights', 'BM25Bright', 'lucene_idf', 'lucene_tokens', 'lucene_terms', 'lucene_terms_each', 'BM25S']
+__all__ = ['POSTING_BLOCK', 'bm25_weights', 'BM25Bright', 'lucene_idf', 'lucene_tokens', 'lucene_terms', 'lucene_terms_each',
+           'BM25S']
 
 # %% ../nbs/05b_bm25.ipynb #05fdceec
 def bm25_weights(tf: np.ndarray, lengths: np.ndarray, idf: np.ndarray, avgdl: float, k1: float, b: float) -> np.ndarray:
@@ -27,14 +28,24 @@ def bm25_weights(tf: np.ndarray, lengths: np.ndarray, idf: np.ndarray, avgdl: fl
     return idf * (tf / (tf + k1 * (1 - b + b * lengths / avgdl)))
 
 # %% ../nbs/05b_bm25.ipynb #38776452
+POSTING_BLOCK = 1 << 20  # postings weighed at a time: the float64 temporaries of a block (8 MiB each) stay in cache
+
 def _posting_weights(tf: np.ndarray, docs: np.ndarray, per_term: np.ndarray, lengths: np.ndarray, idf: np.ndarray,
-                     avgdl: float, k1: float, b: float) -> np.ndarray:
+                     avgdl: float, k1: float, b: float, block: int = POSTING_BLOCK) -> np.ndarray:
     "float32 `bm25_weights` of postings (term frequency `tf` in document `docs`), `per_term` postings a term, in term order."
-    w = (k1 * (1 - b + b * lengths / avgdl))[docs]  # the document's normalisation, as bm25_weights computes it
-    w += tf
-    np.divide(tf, w, out=w)
-    w *= np.repeat(idf, per_term)
-    return w.astype(np.float32)
+    norm = k1 * (1 - b + b * lengths / avgdl)  # each document's normalisation, as bm25_weights computes it
+    ends = np.cumsum(per_term)
+    out = np.empty(len(docs), np.float32)
+    cuts = [0, *np.unique(np.searchsorted(ends, np.arange(block, len(docs), block))).tolist(), len(per_term)]
+    for t0, t1 in zip(cuts, cuts[1:]):  # whole terms a block
+        a, z = int(ends[t0 - 1]) if t0 else 0, int(ends[t1 - 1]) if t1 else 0
+        f = tf[a:z].astype(np.float64)
+        w = norm[docs[a:z]]
+        w += f
+        np.divide(f, w, out=w)
+        w *= np.repeat(idf[t0:t1], per_term[t0:t1])
+        out[a:z] = w
+    return out
 
 # %% ../nbs/05b_bm25.ipynb #b4709f36
 class BM25Bright(Retriever):
@@ -71,13 +82,12 @@ def index_terms(self: BM25Bright, docs: np.ndarray, terms: np.ndarray, n_docs: i
     # term frequencies: one (doc, term) cell per distinct pair
     tf = sp.csc_matrix((np.ones(len(docs), np.float32), (docs, terms)), shape=(n_docs, n_terms))
     tf.sum_duplicates()
-    in_order = len(docs) < 2 or bool((docs[1:] >= docs[:-1]).all())  # as analyze_ids gives them: count by bisection
-    lengths = (np.diff(np.searchsorted(docs, np.arange(n_docs + 1))) if in_order else np.bincount(docs, minlength=n_docs)).astype(np.float64)
+    lengths = np.bincount(docs, minlength=n_docs).astype(np.float64)
     avgdl = float(lengths.sum() / n_docs)
     df = np.diff(tf.indptr).astype(np.float64)
     idf = np.log(n_docs + 1.0) - np.log(df + 0.5)
-    data = _posting_weights(tf.data.astype(np.float64), tf.indices, np.diff(tf.indptr), lengths, idf, avgdl, self.k1, self.b)
-    self._set(data, tf.indices.astype(np.int32), tf.indptr.astype(np.int64), idf, avgdl)
+    data = _posting_weights(tf.data, tf.indices, np.diff(tf.indptr), lengths, idf, avgdl, self.k1, self.b)
+    self._set(data, tf.indices.astype(np.int32, copy=False), tf.indptr.astype(np.int64), idf, avgdl)
     if path is not None:
         try: self._save(path, data, idf, avgdl, n_docs)
         except OSError as e: raise BrightproError(f"cannot write the BM25 index to {path}: {e.strerror or e}") from None
