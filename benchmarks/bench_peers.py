@@ -194,12 +194,17 @@ def work_brightpro_jobs(spec):
     from concurrent.futures import ProcessPoolExecutor
     res = {"import_s": 0.0, "domains": {}, "top10": {}, "top10_plain": {}, "plain_s": 0.0}
     from brightpro.core import fork_or_spawn  # and imports brightpro, as the command has when it starts them
+    import brightpro.data as data
     size = lambda d: os.path.getsize(f"{spec['root']}/documents/{d}.parquet")
     order = sorted(spec["domains"], key=size, reverse=True)
-    job_spec = {**spec, "plain": False, "analyzer_thread": False,  # as brightpro's own workers: the processes fill the cores
-                "index_jobs": spec["threads"]}  # and, as `retrieve --jobs`, a large domain analysed in that many parts
+    if hasattr(data, "analysis_parts"):  # as `retrieve --jobs`: a corpus in parts only where it would hold up the pool
+        parts = data.analysis_parts(data.load_domains(list(spec["domains"]), dataset=spec["root"]), spec["threads"])
+    else: parts = dict.fromkeys(order, spec["threads"])  # earlier code (--brightpro-only at another checkout): every large corpus
+    job_spec = {**spec, "plain": False, "analyzer_thread": False}  # as brightpro's own workers: the processes fill the cores
+    specs = [{**job_spec, "index_jobs": parts[d]} for d in order]
     with ProcessPoolExecutor(spec["threads"], mp_context=multiprocessing.get_context(fork_or_spawn())) as pool:
-        for d, one in zip(order, pool.map(_bp_domain, [job_spec] * len(order), order)): _bp_collect(res, d, one)
+        for d, one in zip(order, pool.map(_bp_domain, specs, order)): _bp_collect(res, d, one)
+    res["parts"] = parts
     peaks = {}
     for one in res["domains"].values(): peaks[one["pid"]] = max(peaks.get(one["pid"], 0.0), one["peak_gib"])
     res["workers_peak_gib"] = sum(peaks.values())  # at most this at once: each worker's own peak, added

@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/data.html.md"""
 
 # %% ../nbs/01_data.ipynb #a6933240
 from __future__ import annotations
-import contextlib, errno, functools, gzip, json, os, re, sys
+import contextlib, errno, functools, gzip, json, math, os, re, sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, file_digest, hasher, hub_offline, json_digest, lazy_module, one_line, package_path, parse_domains
+from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, check_int, file_digest, hasher, hub_offline, json_digest, lazy_module, one_line, package_path, parse_domains
 from .render import ResultView, text_table
 
 # %% auto #0
@@ -23,8 +23,8 @@ __all__ = ['BRIGHT_PRO_REPO', 'BRIGHT_REPO', 'HARNESS_REVISION', 'SAMPLE_ROOT', 
            'documents_fingerprint', 'read_documents', 'Problem', 'split_aspect_id', 'check_tables', 'Domain',
            'available_domains', 'load_domain', 'load_bright', 'query_source_kind', 'QueryFile', 'read_query_file',
            'apply_query_file', 'QueryMapping', 'bright_query_mapping', 'load_domains', 'dataset_stats', 'largest_first',
-           'DatasetStats', 'describe_dataset', 'validate_dataset', 'problem_summary', 'ValidationReport',
-           'validation_report']
+           'analysis_parts', 'DatasetStats', 'describe_dataset', 'validate_dataset', 'problem_summary',
+           'ValidationReport', 'validation_report']
 
 # %% ../nbs/01_data.ipynb #61fa356a
 pd = lazy_module("pandas")
@@ -1073,12 +1073,22 @@ def dataset_stats(domains: dict[str, Domain]) -> dict:
     return {"domains": out}
 
 # %% ../nbs/01_data.ipynb #07956a63
+def _bytes_on_disk(d: Domain) -> int:
+    "The bytes of a domain's document files; 0 for the hub's (not on disk yet)."
+    if str(d.source.dataset) == "hub": return 0
+    return sum(f.stat().st_size for f in d.source.files(d.documents_config, d.name, required=False))
+
 def largest_first(domains: dict[str, Domain]) -> list[str]:
     "The names of `domains`, most document bytes on disk first; the hub's (not yet on disk) in table order."
-    def size(d: Domain) -> int:
-        if str(d.source.dataset) == "hub": return 0
-        return sum(f.stat().st_size for f in d.source.files(d.documents_config, d.name, required=False))
-    return sorted(domains, key=lambda name: size(domains[name]), reverse=True)   # a stable sort: ties keep table order
+    return sorted(domains, key=lambda name: _bytes_on_disk(domains[name]), reverse=True)   # a stable sort: ties keep table order
+
+# %% ../nbs/01_data.ipynb #db6fec37
+def analysis_parts(domains: dict[str, Domain], jobs: int) -> dict[str, int]:
+    "Processes to analyse each domain's corpus in while `jobs` workers share `domains`: parts of at most a worker's share of all the bytes, at most `jobs`."
+    sizes = {name: _bytes_on_disk(d) for name, d in domains.items()}
+    share = sum(sizes.values()) / check_int(jobs, "jobs")
+    if not share: return dict.fromkeys(domains, jobs)   # sizes unknown (the hub's): any of them may be large
+    return {name: min(jobs, max(1, math.ceil(size / share))) for name, size in sizes.items()}
 
 # %% ../nbs/01_data.ipynb #72c4f9fe
 @dataclass

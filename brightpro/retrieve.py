@@ -15,7 +15,7 @@ import numpy as np
 from . import __version__
 from .core import (BrightproError, atomic_write, check_int, check_writable_dir, file_digest, fork_or_spawn, json_digest, os_reason, progress,
                             quiet_progress, start_worker, cache_dir as default_cache_dir)
-from .data import Domain, largest_first
+from .data import Domain, analysis_parts, largest_first
 from .runs import Run, score_texts, write_json_run, write_trec_run
 from .retriever import Retriever, corpus_hash
 from .dense import check_shard
@@ -203,9 +203,10 @@ def _retrieve_one(domain: Domain, settings: dict) -> dict:
 def _retrieve_in_workers(domains: dict, jobs: int, settings: dict, label: str, echo) -> Retrieval:
     "`_retrieve_one` for each domain, largest first, in `jobs` worker processes (each with its share of the cores); the results in the order of `domains`."
     done, failure, workers = {}, None, min(jobs, len(domains))
+    parts = analysis_parts(domains, jobs)   # a corpus in parts only where it would hold up the pool
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(fork_or_spawn()),
                              initializer=start_worker, initargs=(os.getpid(), workers)) as pool:
-        futures = {pool.submit(_retrieve_one, domains[n], settings): n for n in largest_first(domains)}
+        futures = {pool.submit(_retrieve_one, domains[n], {**settings, "index_jobs": parts[n]}): n for n in largest_first(domains)}
         for f in progress(as_completed(futures), total=len(futures), desc=f"retrieve {label}", unit="domain"):
             if f.cancelled(): continue
             try: done[futures[f]] = f.result()
@@ -226,7 +227,7 @@ def retrieve(domains: dict[str, Domain], # the loaded domains, {name: Domain} as
              force: bool = False, # retrieve again even when a run is up to date
              cache_dir=None, # where indexes and embeddings are cached (default: brightpro's cache folder)
              options: dict | None = None, # a retriever name's options, e.g. {"k1": 1.2}
-             jobs: int = 1, # domains retrieved at once, each in a worker process (and a large corpus analysed in up to `jobs`)
+             jobs: int = 1, # domains retrieved at once, each in a worker process (a large corpus analysed in up to `jobs` parts, see `analysis_parts`)
              echo=None, # called with one line per domain as it finishes
              shard=None, # 'I/N' or (i, n): encode only that share of each corpus into the embedding cache, write no run
             ) -> Retrieval:

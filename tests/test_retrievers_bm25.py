@@ -260,6 +260,31 @@ def test_index_jobs_give_the_same_index_byte_for_byte(tmp_path, monkeypatch, sou
     assert [len(b) - 1 for b in calls] == [2, 3] and one[0]["vocab.txt"].count(b"\n") > 1000
 
 
+@pytest.mark.parametrize("jobs", [2, 3, 4, 6])
+def test_retrieve_splits_a_corpus_only_as_far_as_its_workers_share_needs(tmp_path, monkeypatch, jobs):
+    "`retrieve --jobs N` gives each domain the fewest parts (at most N) whose size is within a worker's share of all the bytes."
+    from concurrent.futures import Executor, Future
+    import brightpro.retrieve as retrieve_module
+    from brightpro.data import load_domains
+
+    class InOrder(Executor):   # runs each task here as it is submitted, noting the parts its domain was given
+        def __init__(self, *a, **kw): self.seen = seen
+        def submit(self, fn, domain, settings):
+            seen[domain.name] = settings["index_jobs"]
+            f = Future(); f.set_result({"domain": domain.name, "status": "written", "paths": {}, "seconds": 0.0}); return f
+    seen = {}
+    monkeypatch.setattr(retrieve_module, "ProcessPoolExecutor", InOrder)
+    names = ["economics", "stackoverflow", "biology", "robotics"]
+    retrieve_module.retrieve(load_domains(names), "bm25-bright", out=tmp_path/"runs", cache_dir=tmp_path/"cache", jobs=jobs)
+    size = {n: (SAMPLE/"documents"/f"{n}.parquet").stat().st_size for n in names}
+    share = sum(size.values()) / jobs
+    assert set(seen) == set(names)
+    for n, parts in seen.items():
+        assert 1 <= parts <= jobs and size[n] / parts <= share * (1 + 1e-12)   # each part within a worker's share ...
+        assert parts == 1 or size[n] / (parts - 1) > share                      # ... with no part more than needed
+    assert (max(seen.values()) > 1) == any(s > share for s in size.values())   # with 4 or more, some sample domain is split
+
+
 def test_index_jobs_is_context_not_an_option():
     assert "index_jobs" not in get_retriever("bm25-bright").metadata() and get_retriever("bm25-bright", index_jobs=2).index_jobs == 2
     from brightpro.retrievers import check_options
