@@ -14,13 +14,13 @@ import numpy as np
 from tqdm import tqdm   # tqdm.auto would want ipywidgets in a notebook
 
 # %% auto #0
-__all__ = ['DOMAINS', 'ASPECT_MAPS', 'LOCK_FILE', 'THREAD_VARIABLES', 'REPRODUCIBLE_BLAS', 'parse_domains', 'BrightproError',
-           'LazyModule', 'lazy_module', 'quiet_progress', 'progress', 'cache_dir', 'hub_offline', 'check_ks',
-           'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
+__all__ = ['DOMAINS', 'ASPECT_MAPS', 'RACY_NS', 'LOCK_FILE', 'THREAD_VARIABLES', 'REPRODUCIBLE_BLAS', 'parse_domains',
+           'BrightproError', 'LazyModule', 'lazy_module', 'quiet_progress', 'progress', 'cache_dir', 'hub_offline',
+           'check_ks', 'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
            'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest',
-           'json_ready', 'file_digest', 'json_digest', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock',
-           'writing', 'exit_with_parent', 'fork_or_spawn', 'usable_cores', 'share_cores', 'start_worker',
-           'reproducible_blas', 'require']
+           'json_ready', 'file_digest', 'json_digest', 'file_stamp', 'settled', 'nan_mean', 'replace_folder',
+           'package_path', 'folder_lock', 'writing', 'exit_with_parent', 'fork_or_spawn', 'usable_cores', 'share_cores',
+           'start_worker', 'reproducible_blas', 'require']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -207,6 +207,18 @@ def file_digest(path) -> str:
 def json_digest(obj) -> str:
     "The hex digest of `obj` written as canonical JSON (sorted keys, no spaces; other types as their text)."
     return text_digest(json.dumps(json_ready(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str))
+
+# %% ../nbs/00_core.ipynb #9f299b4f
+RACY_NS = 2 * 10**9   # a file changed this recently may change again within its times' resolution: hashed until older
+
+def file_stamp(path) -> list[int]:
+    "A file's size, modification and change times (ns) and inode: a write through the file system changes one of them."
+    st = os.stat(path)
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+def settled(stamp: list[int]) -> bool:
+    "True when the stamp's change time is older than `RACY_NS`, so that a later write would show in the stamp."
+    return time.time_ns() - stamp[2] > RACY_NS
 
 # %% ../nbs/00_core.ipynb #a9b81781
 def nan_mean(values) -> float:

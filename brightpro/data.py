@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, check_int, file_digest, hasher, hub_offline, json_digest, lazy_module, one_line, package_path, parse_domains
+from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, check_int, file_digest, file_stamp, hasher, hub_offline, json_digest, lazy_module, one_line, package_path, parse_domains, settled, text_digest
 from .render import ResultView, text_table
 
 # %% auto #0
@@ -287,6 +287,21 @@ def _content_key(files: list[Path]) -> str:
         except OSError as e: raise DataError(f"{p}: cannot be read ({e.strerror or e})") from None
     return h.hexdigest()
 
+# %% ../nbs/01_data.ipynb #2fa88867
+def _source_key(files: list[Path], record: Path) -> str:
+    "`_content_key(files)`, read from `record` while every file keeps the stamp recorded there; hashed otherwise (and recorded once settled)."
+    try: stamps = [[str(p), *file_stamp(p)] for p in files]
+    except OSError: return _content_key(files)   # which says what cannot be read
+    try:
+        known = json.loads(record.read_text())
+        if known["stamps"] == stamps: return known["key"]
+    except (OSError, ValueError, TypeError, KeyError): pass
+    key = _content_key(files)
+    with contextlib.suppress(OSError):   # a read-only cache: hashed each time
+        if all(settled(s[1:]) for s in stamps) and [[str(p), *file_stamp(p)] for p in files] == stamps:   # unchanged while read
+            with atomic_write(record) as f: json.dump({"stamps": stamps, "key": key}, f)
+    return key
+
 # %% ../nbs/01_data.ipynb #2baa7771
 def _update_hash(h, arr: pa.ChunkedArray):
     lengths, data = hasher(), hasher()
@@ -353,8 +368,10 @@ def _write_cache(cached: Path, table: pa.Table) -> pa.Table:
 # %% ../nbs/01_data.ipynb #578d10b4
 def read_documents(source: Source, config: str, domain: str) -> pa.Table:
     "A domain's documents as one Arrow table, through the memory-mapped cache keyed by the files' content."
+    files, folder = source.files(config, domain), cache_dir()/"documents"
+    key = _source_key(files, folder/f"{domain}-{config}-{text_digest(repr(list(map(str, files))))[:16]}.key.json")
     # "-v2": entries are written only after the id and UTF-8 checks; older entries were not checked, so are never reused
-    cached = cache_dir()/"documents"/f"{domain}-{config}-v2-{_content_key(source.files(config, domain))}.arrow"
+    cached = folder/f"{domain}-{config}-v2-{key}.arrow"
     if cached.exists():
         try: return _mapped(cached)
         except (pa.ArrowException, OSError):   # a damaged entry is rebuilt, never used

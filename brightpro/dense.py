@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/dense.html.md"""
 
 # %% ../nbs/05d_dense.ipynb #dc3d8f3a
 from __future__ import annotations
-import atexit, errno, fcntl, json, re, shutil, sys, time
+import atexit, errno, fcntl, json, re, shutil, sys
 from contextlib import contextmanager
 from pathlib import Path
 from time import perf_counter
@@ -14,16 +14,16 @@ from time import perf_counter
 import numpy as np
 from fastcore.basics import patch
 
-from .core import BrightproError, atomic_write, bytes_digest, hub_offline, json_digest, lazy_module, one_line, os_reason, progress, require
+from .core import BrightproError, atomic_write, bytes_digest, file_stamp, hub_offline, json_digest, lazy_module, one_line, os_reason, progress, require, settled
 from .runs import Run
 from .retriever import Retriever, ranked_run, settings_key
 from .recipes import Recipe, check_environment, installed_versions, recipe
 
 # %% auto #0
-__all__ = ['CPU_BATCH', 'GPU_BATCH', 'RACY_NS', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN',
-           'SEARCH_BLOCK_BYTES', 'dense_recipe', 'default_dense_model', 'auto_device', 'default_batch_size',
-           'load_sentence_transformer', 'load_own_encoder', 'EmbeddingCache', 'next_chunk_size', 'device_list',
-           'length_order', 'check_shard', 'shard_rows', 'Dense']
+__all__ = ['CPU_BATCH', 'GPU_BATCH', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN', 'SEARCH_BLOCK_BYTES',
+           'dense_recipe', 'default_dense_model', 'auto_device', 'default_batch_size', 'load_sentence_transformer',
+           'load_own_encoder', 'EmbeddingCache', 'next_chunk_size', 'device_list', 'length_order', 'check_shard',
+           'shard_rows', 'Dense']
 
 # %% ../nbs/05d_dense.ipynb #dd6f4213
 pa = lazy_module("pyarrow")
@@ -181,8 +181,6 @@ def _listed_chunks(manifest_file: Path, n: int, dim: int) -> list:
                       and type(c[0]) is type(c[1]) is int and 0 <= c[0] < c[1] <= n)
     except (OSError, ValueError, TypeError, AttributeError, KeyError): return []
 
-RACY_NS = 2 * 10**9   # a file changed this recently may change again within its mtime's resolution: hashed until older
-
 def _verified(record: Path, stamp: list) -> set:
     "The chunks `record` says were hashed and matched while the file had `stamp` (size, mtime, ctime, inode); none when it changed since."
     try:
@@ -208,16 +206,14 @@ class EmbeddingCache:
     def _checked_chunks(self) -> list:
         "The manifest's chunks that lie in range, do not overlap and whose bytes match their checksum (hashed unless `verified.json` vouches)."
         try:
-            st = self.file.stat()
-            if st.st_size != self.n * self.dim * 4: return []
-            stamp, record = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino], self.path/"verified.json"
+            stamp, record = file_stamp(self.file), self.path/"verified.json"
+            if stamp[0] != self.n * self.dim * 4: return []
             trusted, good, end, hashed = _verified(record, stamp), [], 0, False
             for s, e, d in _listed_chunks(self.manifest_file, self.n, self.dim):
                 if s < end: continue
                 if (s, e, d) not in trusted: hashed = True
                 if (s, e, d) in trusted or bytes_digest(self._read_rows(s, e)) == d: good.append([s, e, d]); end = e
-            st = self.file.stat()   # again: a write meanwhile makes the verdict stale
-            if hashed and [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino] == stamp and time.time_ns() - st.st_ctime_ns > RACY_NS:
+            if hashed and file_stamp(self.file) == stamp and settled(stamp):   # stat again: a write meanwhile makes the verdict stale
                 try:
                     with atomic_write(record) as f: json.dump({"stamp": stamp, "chunks": good}, f)
                 except OSError: pass   # a read-only cache: hashed again next time

@@ -431,6 +431,28 @@ def test_a_cached_corpus_is_fingerprinted_without_hashing_its_texts(tmp_path, mo
     assert corpus_hash(docs.column("id"), docs.column("content")) == fingerprint and len(hashed) == 6
 
 
+def test_a_settled_source_is_keyed_without_reading_it_again_and_an_edit_is_seen(tmp_path, monkeypatch):
+    "Issue 22: the document cache's key (a hash of the source files' bytes) is remembered with the files' stamps; a warm"
+    "read of settled files hashes nothing, an edit that keeps the size and puts the old mtime back is read afresh."
+    import brightpro.core, brightpro.data as data
+    monkeypatch.setenv("BRIGHTPRO_CACHE", str(tmp_path/"cache"))
+    root = tmp_path/"mine"; (root/"documents").mkdir(parents=True)
+    f = root/"documents"/"biology.json"
+    f.write_text('[{"id": "d1", "content": "old text"}]')
+    read, key = [], data._content_key
+    monkeypatch.setattr(data, "_content_key", lambda files: read.append(len(files)) or key(files))
+    source = data.Source(root, "mine")
+    content = lambda: data.read_documents(source, "documents", "biology")["content"][0].as_py()
+    assert content() == "old text" and content() == "old text" and len(read) == 2   # just written: hashed each time
+    monkeypatch.setattr(brightpro.core, "RACY_NS", 0)                                # as if written long ago
+    assert content() == "old text" and len(read) == 3                                 # hashed once more, remembered
+    assert content() == "old text" and content() == "old text" and len(read) == 3    # nothing read
+    st = f.stat()
+    f.write_text('[{"id": "d1", "content": "new text"}]'); os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (f.stat().st_size, f.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert content() == "new text" and len(read) == 4
+
+
 @pytest.mark.parametrize("benchmark, long, queries", [("brightpro", False, "examples"), ("bright", False, "examples"),
                                                       ("bright", True, "examples"), ("bright", False, "gpt4_reason")])
 def test_a_domain_reads_its_views_from_arrow_as_from_the_dataframe(benchmark, long, queries):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+import brightpro.core
 import brightpro.dense as dense_mod
 from brightpro.core import bytes_digest
 from brightpro.dense import CPU_BATCH, GPU_BATCH, Dense, EmbeddingCache, auto_device, default_batch_size, default_dense_model
@@ -85,7 +86,7 @@ def test_unchanged_cache_is_not_hashed_again_a_changed_one_is(tmp_path, monkeypa
     n = _count_hashes(monkeypatch)
     EmbeddingCache(tmp_path/"c", 4, 6); EmbeddingCache(tmp_path/"c", 4, 6)
     assert n[0] == 4 and not (tmp_path/"c"/"verified.json").exists()   # just written: always hashed (racy)
-    monkeypatch.setattr(dense_mod, "RACY_NS", 0)                       # as if the file were old
+    monkeypatch.setattr(brightpro.core, "RACY_NS", 0)                       # as if the file were old
     assert EmbeddingCache(tmp_path/"c", 4, 6).missing() == [] and n[0] == 6   # hashed once, verdict recorded
     assert EmbeddingCache(tmp_path/"c", 4, 6).missing() == [] and n[0] == 6   # the verdict holds: no hashing
     raw = bytearray(c.file.read_bytes()); raw[2 * 24 + 3] ^= 0xFF; c.file.write_bytes(bytes(raw))   # a byte of row 2
@@ -96,7 +97,7 @@ def test_unchanged_cache_is_not_hashed_again_a_changed_one_is(tmp_path, monkeypa
 
 
 def test_corrupt_chunk_of_an_old_cache_is_reencoded(tmp_path, monkeypatch):
-    monkeypatch.setattr(dense_mod, "RACY_NS", 0)
+    monkeypatch.setattr(brightpro.core, "RACY_NS", 0)
     texts, ids = ["a volcano erupts", "glaciers carve valleys", "deserts are dry", "an ocean current"], list("abcd")
     r = Dense(cache_dir=tmp_path, chunk=2); r.index(ids, texts)
     good = np.array(r.embeddings)
