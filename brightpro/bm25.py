@@ -34,11 +34,12 @@ def _posting_weights(tf: np.ndarray, docs: np.ndarray, per_term: np.ndarray, len
                      avgdl: float, k1: float, b: float, block: int = POSTING_BLOCK) -> np.ndarray:
     "float32 `bm25_weights` of postings (term frequency `tf` in document `docs`), `per_term` postings a term, in term order."
     norm = k1 * (1 - b + b * lengths / avgdl)  # each document's normalisation, as bm25_weights computes it
-    ends = np.cumsum(per_term)
+    starts = np.zeros(len(per_term) + 1, np.int64)  # where each term's postings start, and where the last ends
+    np.cumsum(per_term, out=starts[1:])
     out = np.empty(len(docs), np.float32)
-    cuts = [0, *np.unique(np.searchsorted(ends, np.arange(block, len(docs), block))).tolist(), len(per_term)]
+    cuts = [0, *np.unique(np.searchsorted(starts[1:], np.arange(block, len(docs), block))).tolist(), len(per_term)]
     for t0, t1 in zip(cuts, cuts[1:]):  # whole terms a block
-        a, z = int(ends[t0 - 1]) if t0 else 0, int(ends[t1 - 1]) if t1 else 0
+        a, z = int(starts[t0]), int(starts[t1])
         f = tf[a:z].astype(np.float64)
         w = norm[docs[a:z]]
         w += f

@@ -290,7 +290,8 @@ def _content_key(files: list[Path]) -> str:
 # %% ../nbs/01_data.ipynb #2fa88867
 def _source_key(files: list[Path], record: Path) -> str:
     "`_content_key(files)`, read from `record` while every file keeps the stamp recorded there; hashed otherwise (and recorded once settled)."
-    try: stamps = [[str(p), *file_stamp(p)] for p in files]
+    stamp_all = lambda: [[str(p), *file_stamp(p)] for p in files]
+    try: stamps = stamp_all()
     except OSError: return _content_key(files)   # which says what cannot be read
     try:
         known = json.loads(record.read_text())
@@ -298,7 +299,7 @@ def _source_key(files: list[Path], record: Path) -> str:
     except (OSError, ValueError, TypeError, KeyError): pass
     key = _content_key(files)
     with contextlib.suppress(OSError):   # a read-only cache: hashed each time
-        if all(settled(s[1:]) for s in stamps) and [[str(p), *file_stamp(p)] for p in files] == stamps:   # unchanged while read
+        if all(settled(s[1:]) for s in stamps) and stamp_all() == stamps:   # unchanged while read
             with atomic_write(record) as f: json.dump({"stamps": stamps, "key": key}, f)
     return key
 
