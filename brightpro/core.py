@@ -331,12 +331,35 @@ def reproducible_blas() -> dict:
 reproducible_blas()   # on import: before a brightpro process's first matrix product
 
 # %% ../nbs/00_core.ipynb #5e1a7c02
+class _StandIn(types.ModuleType):
+    "A module's stand-in while another module imports names from it: each name is a function that imports the real module when called."
+    def __getattr__(self, name):
+        if name.startswith("__"): raise AttributeError(name)   # no __path__ nor __spec__: the import system takes it as it is
+        real = self.__name__
+        def call(*args, **kwargs): return getattr(importlib.import_module(real), name)(*args, **kwargs)
+        call.__name__ = call.__qualname__ = name
+        return call
+
+def _import_deferring(module: str, defer) -> types.ModuleType:
+    "Import `module` while the modules in `defer` not yet imported stand in (`_StandIn`); if it needs one at import, once more without."
+    stand_ins = {} if module in sys.modules else {n: _StandIn(n) for n in defer if n not in sys.modules}
+    sys.modules.update(stand_ins)
+    try: return importlib.import_module(module)
+    except Exception:
+        if not stand_ins: raise
+        for n in [n for n in sys.modules if n == module or n.startswith(module + ".")]: del sys.modules[n]   # partly imported
+    finally:
+        for n, m in stand_ins.items():
+            if sys.modules.get(n) is m: del sys.modules[n]
+    return importlib.import_module(module)   # it used a deferred name at import (a base class, a submodule): the real ones
+
 def require(module: str, # the module to import, e.g. 'sentence_transformers'
             extra: str, # the extra of brightpro that installs it: 'dense', 'agent', 'report' or 'synth'
             what: str = "", # what needs it, for the message (default: the extra's name)
+            defer: tuple = (), # modules it imports functions from that it rarely calls: imported at the first call, not now
            ):
     "Import `module`, or raise one BrightproError naming the extra to install."
-    try: return importlib.import_module(module)
+    try: return _import_deferring(module, defer)
     except ImportError as e:
         if (e.name or module).split(".")[0] != module.split(".")[0]: raise   # the module is there but broken: show why
         raise BrightproError(f"{what or extra} needs the {extra!r} extra ({module} is not installed): "

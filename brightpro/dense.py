@@ -20,10 +20,10 @@ from .retriever import Retriever, ranked_run, settings_key
 from .recipes import Recipe, check_environment, installed_versions, recipe
 
 # %% auto #0
-__all__ = ['CPU_BATCH', 'GPU_BATCH', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN', 'SEARCH_BLOCK_BYTES',
-           'dense_recipe', 'default_dense_model', 'auto_device', 'default_batch_size', 'load_sentence_transformer',
-           'load_own_encoder', 'EmbeddingCache', 'next_chunk_size', 'device_list', 'length_order', 'check_shard',
-           'shard_rows', 'Dense']
+__all__ = ['CPU_BATCH', 'GPU_BATCH', 'ST_DEFERRED', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN',
+           'SEARCH_BLOCK_BYTES', 'dense_recipe', 'default_dense_model', 'auto_device', 'default_batch_size',
+           'import_sentence_transformers', 'load_sentence_transformer', 'load_own_encoder', 'EmbeddingCache',
+           'next_chunk_size', 'device_list', 'length_order', 'check_shard', 'shard_rows', 'Dense']
 
 # %% ../nbs/05d_dense.ipynb #dd6f4213
 pa = lazy_module("pyarrow")
@@ -89,6 +89,13 @@ def _hub_problem(model: str) -> str | None:
     except Exception as e: return f"not in the local Hugging Face cache, and the hub cannot be reached ({type(e).__name__})"
     return None
 
+# %% ../nbs/05d_dense.ipynb #6831c969
+ST_DEFERRED = ("sklearn.metrics",)   # imported by sentence-transformers for a sparse similarity brightpro never computes
+
+def import_sentence_transformers(what: str = "dense retrieval"):
+    "The `sentence_transformers` module with scikit-learn imported only if one of its functions is called, or one error naming the 'dense' extra."
+    return require("sentence_transformers", "dense", what, defer=ST_DEFERRED)
+
 # %% ../nbs/05d_dense.ipynb #665ea544
 _models = {}
 def _fetchable(model: str) -> bool:
@@ -118,7 +125,7 @@ def load_sentence_transformer(model: str, device=None, max_length=None, trust_re
             raise BrightproError(f"cannot load dense model {model!r}: it {why}; pass the folder a model was downloaded to "
                                  f"(hf download NAME --local-dir DIR), or use the packaged model (retriever 'dense')")
         cached = _fetchable(model)
-        SentenceTransformer = require("sentence_transformers", "dense", "dense retrieval").SentenceTransformer
+        SentenceTransformer = import_sentence_transformers().SentenceTransformer
         try:
             from transformers.utils import logging as hf_logging
             hf_logging.disable_progress_bar()  # our own bar reports encoding; weight loading needs none

@@ -14,7 +14,7 @@ import numpy as np
 from fastcore.basics import patch
 
 from . import __version__
-from .core import BrightproError, check_int, json_digest, one_line, progress, require
+from .core import BrightproError, check_int, json_digest, one_line, progress
 from .data import Domain
 from .runs import Run
 from .retriever import Retriever, corpus_hash, ranked_run
@@ -23,6 +23,7 @@ from .retrieve import Retrieval, check_out_folder, is_up_to_date, queries_hash, 
 from .evaluate import load_run_for_domains
 from .llm import LLMClient, public_url
 from .retrievers import check_options, get_retriever, retriever_slug
+from .dense import import_sentence_transformers
 
 # %% auto #0
 __all__ = ['LISTWISE_PROMPT', 'BRIGHT_RERANK', 'RERANKER_FORMS', 'passage_text', 'listwise_prompt', 'parse_id_list',
@@ -140,7 +141,7 @@ class CrossEncoderReranker(Reranker):
                 ):
         check_int(batch_size, "batch_size")
         if max_length is not None: check_int(max_length, "max_length")
-        st = require("sentence_transformers", "dense", "the cross-encoder reranker")
+        st = import_sentence_transformers("the cross-encoder reranker")
         try: self.model = st.CrossEncoder(model, max_length=max_length, device=device)
         except Exception as e: raise BrightproError(f"cannot load the cross-encoder {model}: {one_line(e)}") from None
         self.model_name, self.batch_size, self.name = model, batch_size, f"cross-encoder:{model}"
@@ -263,7 +264,7 @@ def similarity_function(spec: str = "terms"):
     if spec == "terms": return term_similarity
     if not str(spec).startswith("dense:") or not spec[6:].strip():
         raise BrightproError(f"unknown similarity {spec!r}; choose terms or dense:<model name or path>")
-    st = require("sentence_transformers", "dense", "the dense similarity of MMR")
+    st = import_sentence_transformers("the dense similarity of MMR")
     try: model = st.SentenceTransformer(spec[6:])
     except Exception as e: raise BrightproError(f"cannot load the similarity model {spec[6:]}: {one_line(e)}") from None
     def dense(texts):

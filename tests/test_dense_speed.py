@@ -130,3 +130,25 @@ def test_second_cli_run_loads_no_model_and_writes_the_same_files(tmp_path):
     meta = lambda p: {k: v for k, v in json.loads(p.read_text()).items() if k != "written"}
     assert meta(a/"biology.meta.json") == meta(b/"biology.meta.json")
     assert meta(b/"biology.meta.json")["retriever"]["device"] == "cpu"   # where the embeddings were encoded, read from the cache
+
+
+DEFERRED = """
+import sys, numpy as np, torch
+from brightpro.dense import Dense
+r = Dense(); r.index(["a", "b", "c"], ["the similarity of sparse embeddings", "dense ones", "and a third text"])
+print("sklearn after encoding:", "sklearn" in sys.modules)
+e = np.asarray(r.embeddings, dtype=np.float32)
+from sentence_transformers.util import manhattan_sim
+got = manhattan_sim(torch.tensor(e).to_sparse(), torch.tensor(e).to_sparse()).numpy()   # sparse: through scikit-learn
+print("difference from numpy:", float(np.abs(got + np.abs(e[:, None] - e[None]).sum(-1)).max()))
+print("sklearn after the sparse similarity:", "sklearn.metrics" in sys.modules)
+"""
+
+
+def test_dense_encodes_without_scikit_learn_which_comes_when_a_sparse_similarity_needs_it():
+    r = subprocess.run([sys.executable, "-c", DEFERRED], capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = dict(line.split(": ") for line in r.stdout.strip().splitlines())
+    assert lines["sklearn after encoding"] == "False"
+    assert float(lines["difference from numpy"]) < 1e-5
+    assert lines["sklearn after the sparse similarity"] == "True"
