@@ -20,8 +20,8 @@ from .lucene import as_arrow
 from .runs import Run
 
 # %% auto #0
-__all__ = ['Retriever', 'top_k', 'ranked_run', 'corpus_hash', 'settings_key', 'write_digests', 'digests_ok', 'save_arrays',
-           'load_arrays']
+__all__ = ['TOP_K_BLOCKS', 'Retriever', 'score_floor', 'top_k', 'ranked_run', 'corpus_hash', 'settings_key', 'write_digests',
+           'digests_ok', 'save_arrays', 'load_arrays']
 
 # %% ../nbs/05_retriever.ipynb #e39e6579
 pa = lazy_module("pyarrow")
@@ -38,8 +38,18 @@ class Retriever:
         return None
 
 # %% ../nbs/05_retriever.ipynb #925a3179
-def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    "Indices of the `k` highest scores, best first; equal scores keep corpus order."
+TOP_K_BLOCKS = 4   # blocks per wanted score, whose maxima give the floor
+
+def score_floor(scores: np.ndarray, k: int) -> float | None:
+    "A value at or below the `k`-th highest of `scores`: the k-th highest of the maxima of `TOP_K_BLOCKS * k` blocks (None when the blocks would be too short to help, or a NaN is among the maxima)."
+    blocks = TOP_K_BLOCKS * k
+    width = len(scores) // blocks
+    if width < 8: return None
+    maxima = scores[:blocks * width].reshape(blocks, width).max(axis=1)
+    if np.isnan(maxima).any(): return None   # NaN sorts as the highest: its block may hold no score to reach the floor
+    return np.partition(maxima, blocks - k)[blocks - k]
+
+def _ranked(scores: np.ndarray, k: int) -> np.ndarray:
     n = len(scores)
     if k >= n: cand = np.arange(n)
     else:
@@ -47,6 +57,13 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
         above = np.flatnonzero(scores > thr)
         cand = np.concatenate([above, np.flatnonzero(scores == thr)[:k - len(above)]])
     return cand[np.lexsort((cand, -scores[cand]))]
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    "Indices of the `k` highest scores, best first; equal scores keep corpus order."
+    floor = score_floor(scores, k) if k < len(scores) else None
+    if floor is None: return _ranked(scores, k)
+    kept = np.flatnonzero(scores >= floor)   # every score that can make the top k, ties with the k-th included, in corpus order
+    return kept[_ranked(scores[kept], k)]
 
 # %% ../nbs/05_retriever.ipynb #b1410e4a
 def ranked_run(name: str, qids, docids: list, scores: list, meta: dict | None = None) -> Run:
