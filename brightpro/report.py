@@ -163,7 +163,7 @@ def notebook_error(e: BaseException) -> str:
 # %% ../nbs/12b_report.ipynb #3f9a2c61
 _FRESH = """\
 def _bp_fresh():
-    import sys, warnings, matplotlib
+    import gc, sys, warnings, matplotlib
     ip = get_ipython()
     if not hasattr(ip, "_bp_start"): ip._bp_start = (list(warnings.filters), dict(matplotlib.rcParams))   # before its first page
     else:
@@ -175,6 +175,7 @@ def _bp_fresh():
             warnings.simplefilter("ignore"); matplotlib.rcParams.update(ip._bp_start[1])
         ip.history_manager.reset(new_session=True)   # line numbers start again: in a new history session, so they stay unique
     ip.execution_count = 1
+    gc.freeze()   # what is left now outlives the pages: their collections need not walk it
     globals().pop("_bp_fresh", None)
 _bp_fresh()
 """
@@ -248,7 +249,7 @@ def warm_page_worker(out) -> bool:
     k = _kept_kernel(out)
     if k is None: return False
     require("papermill", "report", "brightpro report"); require("nbconvert", "report", "brightpro report")
-    k.fresh(); k.run(PAGE_IMPORTS, "import the pages' libraries")
+    k.fresh(); k.run(PAGE_IMPORTS + "\nimport gc; gc.freeze()", "import the pages' libraries")   # frozen as `fresh` freezes what it keeps
     return True
 
 # %% ../nbs/12b_report.ipynb #b5eccffa30
