@@ -5,9 +5,10 @@ fresh process, the two codes alternated --repeats times; wall and CPU seconds of
 and the bm25-bright index built before the clock starts, from one warm cache both codes share), the fastest and the
 median run of each kept. Every run's traces are compared by digest with the first's: the same bytes.
 
-Also the ranking of one search in isolation (`top_k` of a score vector for k = 5 and k = 1000, on the score vectors
-of the first queries of the largest domain), this code's against NumPy's plain `partition` of the whole vector (what
-`top_k` did before): the part of a search that narrowing by a floor speeds up.
+Also the ranking of one search in isolation (`top_k` of a score vector for k = 5 and k = 1000), this code's against
+NumPy's plain `partition` of the whole vector (what `top_k` did before): the part of a search that narrowing by a floor
+speeds up. Its score vectors are the largest domain's, for the first 50 questions and for the agent's own searches of
+rounds 2 and 3 (its feedback queries: a few salient words, so many documents score zero).
 Run:
   git worktree add ../before 8e19ba5
   .venv/bin/python benchmarks/bench_prf.py --before ../before --dataset <a full-size synthetic dataset> [--repeats 3]
@@ -44,8 +45,8 @@ def one_run(root: Path, args, cache: Path, out: Path) -> dict:
     return {**json.loads(p.stdout.strip().splitlines()[-1]), "traces": h.hexdigest()}
 
 
-def ranking(args, cache: Path) -> dict:
-    "Milliseconds per `top_k` (this code's) and per plain `partition` of the whole vector, on the largest domain's score vectors."
+def ranking(args, cache: Path, traces: Path) -> dict:
+    "Milliseconds per `top_k` (this code's) and per plain `partition` of the whole vector, on the largest domain's score vectors: of its questions, and of the agent's feedback searches in `traces` (a run folder)."
     import numpy as np
     from brightpro.data import largest_first, load_domains
     from brightpro.retriever import top_k
@@ -54,17 +55,21 @@ def ranking(args, cache: Path) -> dict:
     name = largest_first(domains)[0]
     d = domains[name]
     r = get_retriever("bm25-bright", domain=name, cache_dir=cache); r.index(d.documents.column("id"), d.documents.column("content"))
-    vectors = [r.scores(q) for q in d.queries["query"].tolist()[:50]]
-    def per_call(f) -> float:
-        best = float("inf")
-        for _ in range(3):
-            t = time.perf_counter()
-            for s in vectors: f(s)
-            best = min(best, time.perf_counter() - t)
-        return best / len(vectors) * 1e3
-    out = {"domain": name, "documents": len(vectors[0]), "zero_share": float(np.mean([np.mean(s == 0) for s in vectors]))}
-    for k in (5, 1000):
-        out[f"k={k}"] = {"top_k_ms": per_call(lambda s: top_k(s, k)), "partition_ms": per_call(lambda s: np.partition(s, len(s) - k))}
+    feedback = [s["query"] for line in (traces/name/"traces.jsonl").read_text(encoding="utf-8").splitlines()
+                for rnd in json.loads(line)["rounds"][1:] for s in rnd["searches"]]
+    out = {"domain": name, "documents": len(d.doc_ids)}
+    for kind, queries in (("questions", d.queries["query"].tolist()[:50]), ("feedback searches", feedback[:50])):
+        vectors = [r.scores(q) for q in queries]
+        def per_call(f) -> float:
+            best = float("inf")
+            for _ in range(3):
+                t = time.perf_counter()
+                for s in vectors: f(s)
+                best = min(best, time.perf_counter() - t)
+            return best / len(vectors) * 1e3
+        out[kind] = {"zero_share": float(np.mean([np.mean(s == 0) for s in vectors]))}
+        for k in (5, 1000):
+            out[kind][f"k={k}"] = {"top_k_ms": per_call(lambda s: top_k(s, k)), "partition_ms": per_call(lambda s: np.partition(s, len(s) - k))}
     return out
 
 
@@ -79,11 +84,11 @@ def main(argv=None):
     runs = {c: [] for c in codes}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        rank = ranking(args, tmp/"cache")   # also builds the indexes both codes read
         for i in range(args.repeats):
             for c, root in codes.items():
                 runs[c].append(one_run(root, args, tmp/"cache", tmp/f"out-{c.replace(' ', '-')}-{i}"))
                 print(f"{c} #{i + 1}: {runs[c][-1]['wall_s']:.2f} s, {runs[c][-1]['cpu_s']:.2f} CPU s", flush=True)
+        rank = ranking(args, tmp/"cache", tmp/"out-this-code-0")
     first = runs["this code"][0]["traces"]
     same = all(r["traces"] == first for rs in runs.values() for r in rs)
     fastest = {c: min(r["wall_s"] for r in rs) for c, rs in runs.items()}
@@ -92,9 +97,11 @@ def main(argv=None):
           ["prf agent", "fastest s", "median s", "least CPU s"])
     print(f"before/this code: {fastest['before'] / fastest['this code']:.2f}x (fastest), {median['before'] / median['this code']:.2f}x (median); "
           f"traces identical in every run: {same}")
-    print(f"one search's ranking, {rank['domain']} ({rank['documents']} documents, {rank['zero_share']:.0%} of scores zero): " +
-          "; ".join(f"{k}: top_k {v['top_k_ms']:.3f} ms against partition {v['partition_ms']:.3f} ms ({v['partition_ms'] / v['top_k_ms']:.0f}x)"
-                    for k, v in rank.items() if k.startswith("k=")))
+    for kind in ("questions", "feedback searches"):
+        r = rank[kind]
+        print(f"one search's ranking, {rank['domain']} ({rank['documents']} documents), {kind} ({r['zero_share']:.0%} of scores zero): " +
+              "; ".join(f"{k}: top_k {v['top_k_ms']:.3f} ms against partition {v['partition_ms']:.3f} ms ({v['partition_ms'] / v['top_k_ms']:.0f}x)"
+                        for k, v in r.items() if k.startswith("k=")))
     save("bench_prf", {"dataset": args.dataset, "domains": args.domains, "before": str(codes["before"]), "runs": runs,
                        "fastest": fastest, "median": median, "identical": same, "ranking": rank})
 
