@@ -551,7 +551,7 @@ def _run_queries(tool: SearchTool, # the search tool over the domain
     "Run `todo`, appending each trace as it finishes: {qid: status}. The first fatal LLMError stops the rest and is raised."
     statuses, fatal = {}, None
     bar = progress(total=len(todo), desc=f"agent {tool.domain.name}", unit="query")
-    pool = ThreadPoolExecutor(concurrency)
+    pool = ThreadPoolExecutor(1 if isinstance(policy, PRFPolicy) and tool.retriever.searches_hold_lock else concurrency)   # nothing to overlap
     try:
         futures = {pool.submit(run_query, policy, tool, q, protocol=protocol, rounds=rounds, max_iterations=max_iterations): q for q in todo}
         for fut in as_completed(futures):

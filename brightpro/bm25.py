@@ -52,6 +52,7 @@ def _posting_weights(tf: np.ndarray, docs: np.ndarray, per_term: np.ndarray, len
 class BM25Bright(Retriever):
     "The BRIGHT / Bright-Pro harness's BM25: Lucene English analysis + gensim LuceneBM25Model on documents and queries."
     name = "bm25-bright"
+    searches_hold_lock = True   # analysis and scoring in Python and NumPy: queries in threads only take turns
     def __init__(self, k1: float = 0.9, b: float = 0.4, cache_dir=None, analyzer_thread: bool = True, index_jobs: int = 1):
         self.k1, self.b = float(k1), float(b)
         self.analyzer_thread = bool(analyzer_thread)  # False: analyse in this thread only (processes that fill the cores)
@@ -205,6 +206,7 @@ def lucene_terms_each(texts: list[str]) -> list[list[str]]:
 class BM25S(Retriever):
     "Plain BM25 with bm25s (Lucene's formula), PyStemmer English stemming, every setting pinned."
     name = "bm25"
+    searches_hold_lock = True   # analysis and scoring in Python and NumPy: queries in threads only take turns
     def __init__(self, k1: float = 0.9, b: float = 0.4, method: str = "lucene", stemmer: str = "english",
                  stopwords: str = "en", cache_dir=None):
         self.k1, self.b, self.method, self.stemmer_name, self.stopwords = float(k1), float(b), method, stemmer, stopwords

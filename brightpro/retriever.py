@@ -30,6 +30,7 @@ pa = lazy_module("pyarrow")
 class Retriever:
     "Base class: index documents once, then search many queries; `metadata()` goes into every run written."
     name = "retriever"
+    searches_hold_lock = False   # True: a search holds the interpreter lock throughout (threads would only take turns)
     def index(self, doc_ids: Sequence[str], texts) -> None: raise NotImplementedError
     def search(self, queries: dict[str, str], k: int = 1000) -> Run: raise NotImplementedError
     def metadata(self) -> dict: return {"name": self.name}
