@@ -44,7 +44,7 @@ TOP_K_BLOCKS = 4   # blocks per wanted score, whose maxima give the floor
 def score_floor(scores: np.ndarray, k: int) -> float | None:
     "A value at or below the `k`-th highest of `scores`: the k-th highest of the maxima of `TOP_K_BLOCKS * k` blocks (None when the blocks would be too short to help, or a NaN is among the maxima)."
     blocks = TOP_K_BLOCKS * k
-    width = len(scores) // blocks
+    width = len(scores) // blocks if k > 0 else 0
     if width < 8: return None
     maxima = scores[:blocks * width].reshape(blocks, width).max(axis=1)
     if np.isnan(maxima).any(): return None   # NaN sorts as the highest: its block may hold no score to reach the floor
