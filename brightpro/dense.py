@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/dense.html.md"""
 
 # %% ../nbs/05d_dense.ipynb #dc3d8f3a
 from __future__ import annotations
-import atexit, errno, fcntl, json, re, shutil, sys
+import atexit, errno, fcntl, functools, json, re, shutil, sys
 from contextlib import contextmanager
 from pathlib import Path
 from time import perf_counter
@@ -20,10 +20,11 @@ from .retriever import Retriever, ranked_run, settings_key
 from .recipes import Recipe, check_environment, installed_versions, recipe
 
 # %% auto #0
-__all__ = ['CPU_BATCH', 'GPU_BATCH', 'ST_DEFERRED', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK', 'CHARS_PER_TOKEN',
-           'SEARCH_BLOCK_BYTES', 'dense_recipe', 'default_dense_model', 'auto_device', 'default_batch_size',
-           'import_sentence_transformers', 'load_sentence_transformer', 'load_own_encoder', 'EmbeddingCache',
-           'next_chunk_size', 'device_list', 'length_order', 'check_shard', 'shard_rows', 'Dense']
+__all__ = ['CPU_BATCH', 'GPU_BATCH', 'ST_DEFERRED', 'PACK_MAX_BYTES', 'FIRST_CHUNK', 'CHUNK_SECONDS', 'MAX_CHUNK',
+           'CHARS_PER_TOKEN', 'SEARCH_BLOCK_BYTES', 'dense_recipe', 'default_dense_model', 'auto_device',
+           'default_batch_size', 'import_sentence_transformers', 'pack_linear_layers', 'load_sentence_transformer',
+           'load_own_encoder', 'EmbeddingCache', 'next_chunk_size', 'device_list', 'length_order', 'check_shard',
+           'shard_rows', 'Dense']
 
 # %% ../nbs/05d_dense.ipynb #dd6f4213
 pa = lazy_module("pyarrow")
@@ -96,6 +97,40 @@ def import_sentence_transformers(what: str = "dense retrieval"):
     "The `sentence_transformers` module with scikit-learn imported only if one of its functions is called, or one error naming the 'dense' extra."
     return require("sentence_transformers", "dense", what, defer=ST_DEFERRED)
 
+# %% ../nbs/05d_dense.ipynb #22ff80f5
+PACK_MAX_BYTES = 2 << 30   # the packed copy sits beside the weights: above this, memory matters more than speed
+
+@functools.cache
+def _packed_linear():
+    "The `nn.Module` class of a packed linear layer (made on first use: torch is imported only to encode)."
+    import torch
+    class PackedLinear(torch.nn.Module):
+        "`nn.Linear`'s product through oneDNN, its weight packed once."
+        def __init__(self, linear):
+            super().__init__()
+            self.in_features, self.out_features = linear.in_features, linear.out_features
+            self.weight, self.bias = linear.weight, linear.bias   # read by some models' code (dtype, device)
+            self.packed = torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), None)
+        def forward(self, x): return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
+        def extra_repr(self): return f"in_features={self.in_features}, out_features={self.out_features}, packed for oneDNN"
+    return PackedLinear
+
+def _packable(module) -> bool:
+    import torch
+    w = getattr(module, "weight", None)
+    return type(module) is torch.nn.Linear and w is not None and w.dtype == torch.float32 and w.device.type == "cpu"
+
+def pack_linear_layers(model) -> int:
+    "Swap `model`'s float32 CPU `nn.Linear` layers for oneDNN packed ones, in place; how many (0 where torch lacks oneDNN or the weights pass `PACK_MAX_BYTES`)."
+    import torch
+    try: usable = torch.backends.mkldnn.is_available() and callable(torch.ops.mkldnn._linear_pointwise)
+    except (AttributeError, RuntimeError): usable = False   # a torch built without the op
+    slots = [(parent, name, child) for parent in model.modules() for name, child in parent.named_children() if _packable(child)]
+    if not usable or sum(c.weight.nbytes for *_, c in slots) > PACK_MAX_BYTES: return 0
+    PackedLinear = _packed_linear()
+    for parent, name, child in slots: setattr(parent, name, PackedLinear(child))
+    return len(slots)
+
 # %% ../nbs/05d_dense.ipynb #665ea544
 _models = {}
 def _fetchable(model: str) -> bool:
@@ -114,10 +149,10 @@ def _dtype(name: str | None) -> dict:
     return {"dtype" if tuple(int(x) for x in transformers.__version__.split(".")[:2]) >= (4, 56) else "torch_dtype": value}
 
 def load_sentence_transformer(model: str, device=None, max_length=None, trust_remote_code=False, dtype=None, padding_side=None,
-                              include_prompt=True, pooling=None):
-    "A SentenceTransformer, loaded once per process with a recipe's precision, padding and pooling; one clear error when it cannot be."
+                              include_prompt=True, pooling=None, pack=False):
+    "A SentenceTransformer, loaded once per process with a recipe's precision, padding and pooling (`pack`: its linear layers packed for the CPU, `pack_linear_layers`); one clear error when it cannot be."
     device = device or auto_device()
-    key = (model, device, max_length, trust_remote_code, dtype, padding_side, include_prompt, pooling)
+    key = (model, device, max_length, trust_remote_code, dtype, padding_side, include_prompt, pooling, pack)
     if key not in _models:
         local = Path(model).expanduser()
         if local.is_file() or (local.is_dir() and not any((local/f).exists() for f in ("modules.json", "config.json"))):
@@ -138,6 +173,7 @@ def load_sentence_transformer(model: str, device=None, max_length=None, trust_re
         if not include_prompt: m.set_pooling_include_prompt(False)
         if pooling not in (None, "checkpoint") and _pooling_mode(m) != pooling:
             raise BrightproError(f"dense model {model!r} pools by {_pooling_mode(m)}, but its recipe pools by {pooling}")
+        if pack and str(device) == "cpu": pack_linear_layers(m)
         _models[key] = m
     return _models[key]
 
@@ -412,7 +448,8 @@ def model(self: Dense):
                                               f"give one device (device=cuda:0), or shard the corpus over processes")
         return load_own_encoder(self.model_name, self.library, self.encoding_device, self.dtype, self.trust_remote_code)
     m = load_sentence_transformer(self.model_name, "cpu" if self.devices else self.encoding_device, self.max_length, self.trust_remote_code,
-                                  self.dtype, self.padding_side, self.include_prompt, self.pooling)   # a pool moves it to its devices
+                                  self.dtype, self.padding_side, self.include_prompt, self.pooling,
+                                  pack=not self.devices)   # a pool moves it to its devices: packed layers stay on the CPU
     self._check_use()
     return m
 

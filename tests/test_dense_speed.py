@@ -39,7 +39,7 @@ def test_dense_loads_on_the_found_device_and_device_cpu_forces_it(monkeypatch):
     seen = []
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(dense_mod, "_said", set())
-    monkeypatch.setattr(dense_mod, "load_sentence_transformer", lambda model, device, *a: seen.append(device) or object())
+    monkeypatch.setattr(dense_mod, "load_sentence_transformer", lambda model, device, *a, **kw: seen.append(device) or object())
     auto, forced = Dense(), Dense(device="cpu")
     auto.model; forced.model
     assert seen == ["cuda", "cpu"] and (auto.encoding_device, forced.encoding_device) == ("cuda", "cpu")
@@ -152,3 +152,10 @@ def test_dense_encodes_without_scikit_learn_which_comes_when_a_sparse_similarity
     assert lines["sklearn after encoding"] == "False"
     assert float(lines["difference from numpy"]) < 1e-5
     assert lines["sklearn after the sparse similarity"] == "True"
+
+
+def test_dense_on_the_cpu_packs_its_linear_layers_and_a_pool_does_not():
+    "One process on the CPU multiplies through packed oneDNN layers; a pool's copy moves to its devices, so it keeps torch's own."
+    kinds = lambda r: {type(m).__name__ for m in r.model.modules()}
+    assert {"PackedLinear"} <= kinds(Dense(device="cpu")) and "Linear" not in kinds(Dense(device="cpu"))
+    assert "Linear" in kinds(Dense(device="cpu,cpu")) and "PackedLinear" not in kinds(Dense(device="cpu,cpu"))
