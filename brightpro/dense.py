@@ -173,7 +173,7 @@ def load_sentence_transformer(model: str, device=None, max_length=None, trust_re
         if not include_prompt: m.set_pooling_include_prompt(False)
         if pooling not in (None, "checkpoint") and _pooling_mode(m) != pooling:
             raise BrightproError(f"dense model {model!r} pools by {_pooling_mode(m)}, but its recipe pools by {pooling}")
-        if pack and str(device) == "cpu": pack_linear_layers(m)
+        if pack: pack_linear_layers(m)   # layers on a GPU are not packable: left as they are
         _models[key] = m
     return _models[key]
 
