@@ -15,12 +15,13 @@ from tqdm import tqdm   # tqdm.auto would want ipywidgets in a notebook
 
 # %% auto #0
 __all__ = ['DOMAINS', 'ASPECT_MAPS', 'RACY_NS', 'LOCK_FILE', 'THREAD_VARIABLES', 'REPRODUCIBLE_BLAS', 'parse_domains',
-           'BrightproError', 'LazyModule', 'lazy_module', 'quiet_progress', 'progress', 'cache_dir', 'hub_offline',
-           'check_ks', 'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
-           'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest',
-           'json_ready', 'file_digest', 'json_digest', 'file_stamp', 'settled', 'nan_mean', 'replace_folder',
-           'package_path', 'folder_lock', 'writing', 'exit_with_parent', 'fork_or_spawn', 'usable_cores', 'share_cores',
-           'start_worker', 'reproducible_blas', 'require']
+           'BrightproError', 'LazyModule', 'lazy_module', 'FirstUseFrame', 'first_seen_codes', 'arrow_numbers',
+           'quiet_progress', 'progress', 'cache_dir', 'hub_offline', 'check_ks', 'check_alpha', 'check_aspect_map',
+           'atomic_write', 'ragged_arange', 'check_writable_dir', 'check_writable_file', 'check_int', 'one_line',
+           'os_reason', 'hasher', 'bytes_digest', 'text_digest', 'json_ready', 'file_digest', 'json_digest',
+           'file_stamp', 'settled', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock', 'writing',
+           'exit_with_parent', 'fork_or_spawn', 'usable_cores', 'share_cores', 'start_worker', 'reproducible_blas',
+           'require']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -52,6 +53,39 @@ class LazyModule(types.ModuleType):
 def lazy_module(name: str):
     "The module `name` if it is imported already, else a `LazyModule` standing for it: `pd = lazy_module(\"pandas\")`."
     return sys.modules.get(name) or LazyModule(name)
+
+# %% ../nbs/00_core.ipynb #0969b526
+class FirstUseFrame:
+    "A dataclass field holding a DataFrame, or a raw value (`is_raw(value)`) that `make(value, owner)` turns into one on first read."
+    def __init__(self, make, is_raw): self.make, self.is_raw = make, is_raw
+    def __set_name__(self, owner, name): self.name = name
+    def __get__(self, obj, owner=None):
+        if obj is None: raise AttributeError(self.name)   # on the class: the dataclass field has no default
+        held = obj.__dict__[self.name]
+        if self.is_raw(held): held = obj.__dict__[self.name] = self.make(held, obj)
+        return held
+    def __set__(self, obj, value): obj.__dict__[self.name] = value
+
+# %% ../nbs/00_core.ipynb #2c033d45
+def first_seen_codes(values) -> tuple[np.ndarray, np.ndarray]:
+    "Each value's code in order of first appearance, and the distinct values in that order (pandas' `factorize`, without pandas)."
+    seen = {}
+    codes = np.fromiter((seen.setdefault(v, len(seen)) for v in values), np.int64, count=len(values))
+    return codes, np.fromiter(seen, dtype=object, count=len(seen))
+
+# %% ../nbs/00_core.ipynb #e8a45215
+pa = lazy_module("pyarrow")
+
+# %% ../nbs/00_core.ipynb #78d78317
+def arrow_numbers(a) -> np.ndarray:
+    "An Arrow array (or chunked array) of booleans or numbers as NumPy, read from its buffers: no pandas imported."
+    if isinstance(a, pa.ChunkedArray): return np.concatenate([arrow_numbers(c) for c in a.chunks]) if a.num_chunks else np.zeros(0, a.type.to_pandas_dtype())
+    if not len(a): return np.zeros(0, a.type.to_pandas_dtype())
+    if a.null_count: return a.to_numpy(zero_copy_only=False)
+    if pa.types.is_boolean(a.type):
+        bits = np.unpackbits(np.frombuffer(a.buffers()[1], np.uint8), bitorder="little")
+        return bits[a.offset: a.offset + len(a)].astype(bool)
+    return np.frombuffer(a.buffers()[1], a.type.to_pandas_dtype())[a.offset: a.offset + len(a)]
 
 # %% ../nbs/00_core.ipynb #5da051c5
 _QUIET = contextvars.ContextVar("brightpro_quiet_progress", default=False)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, atomic_write, cache_dir, check_aspect_map, check_int, file_digest, file_stamp, hasher, hub_offline, json_digest, lazy_module, one_line, package_path, parse_domains, settled, text_digest
+from .core import DOMAINS, BrightproError, FirstUseFrame, atomic_write, cache_dir, check_aspect_map, check_int, file_digest, file_stamp, hasher, hub_offline, json_digest, lazy_module, one_line, package_path, parse_domains, settled, text_digest
 from .render import ResultView, text_table
 
 # %% auto #0
@@ -614,38 +614,38 @@ def _queries_frame(examples: pa.Table) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 # %% ../nbs/01_data.ipynb #1ebe3581
+def _aspect_columns(aspects: pa.Table | None, domain: str) -> dict:
+    "The aspects' id, query id, number `k`, weight, per-query normalised weight and supporting docs, as lists."
+    if aspects is None or aspects.num_rows == 0: return {c: [] for c in ("id", "qid", "k", "weight", "norm_weight", "supporting_docs")}
+    ids = [str(a) for a in aspects.column("id").to_pylist()]
+    qids, ks = zip(*(split_aspect_id(a, domain) for a in ids))
+    weight = np.asarray(aspects.column("weight").to_pylist()).astype(np.int64)
+    total = defaultdict(int)
+    for q, w in zip(qids, weight.tolist()): total[q] += w
+    norm = weight / np.fromiter((total[q] for q in qids), np.int64, count=len(qids))
+    return {"id": ids, "qid": list(qids), "k": list(ks), "weight": weight.tolist(), "norm_weight": norm.tolist(),
+            "supporting_docs": [_list(v) for v in aspects.column("supporting_docs").to_pylist()]}
+
 def _aspects_frame(aspects: pa.Table | None, domain: str) -> pd.DataFrame:
-    "The aspects as a DataFrame with their query id, number `k` and per-query normalised weight."
-    cols = ["id", "qid", "k", "content", "weight", "norm_weight", "supporting_docs"]
-    if aspects is None or aspects.num_rows == 0: return pd.DataFrame({c: [] for c in cols})
-    df = aspects.to_pandas()
+    "The aspects as a DataFrame: `_aspect_columns`, the content, then any other column of the table."
+    order = ["id", "qid", "k", "content", "weight", "norm_weight", "supporting_docs"]
+    if aspects is None or aspects.num_rows == 0: return pd.DataFrame({c: [] for c in order})
+    df, cols = aspects.to_pandas(), _aspect_columns(aspects, domain)
     df["id"] = df["id"].astype(str)
-    parsed = df["id"].map(lambda a: split_aspect_id(a, domain))
-    df["qid"], df["k"] = parsed.str[0], parsed.str[1].astype(int)
-    df["weight"] = df["weight"].astype(int)
-    df["norm_weight"] = df["weight"] / df.groupby("qid")["weight"].transform("sum")
-    df["supporting_docs"] = df["supporting_docs"].map(_list)
-    return df[cols + [c for c in df.columns if c not in cols]].reset_index(drop=True)
+    df["qid"], df["supporting_docs"] = pd.Series(cols["qid"], dtype=object), pd.Series(cols["supporting_docs"], dtype=object)
+    df["k"], df["weight"], df["norm_weight"] = cols["k"], cols["weight"], cols["norm_weight"]
+    return df[order + [c for c in df.columns if c not in order]].reset_index(drop=True)
 
 # %% ../nbs/01_data.ipynb #a645075f
-class _Frame:
-    "A `Domain` field holding a DataFrame, or the Arrow table that `make(table, domain name)` turns into one on first use."
-    def __init__(self, make): self.make = make
-    def __set_name__(self, owner, name): self.name = name
-    def __get__(self, obj, owner=None):
-        if obj is None: raise AttributeError(self.name)   # on the class: the dataclass field has no default
-        held = obj.__dict__[self.name]
-        if isinstance(held, pa.Table): held = obj.__dict__[self.name] = self.make(held, obj.name)
-        return held
-    def __set__(self, obj, value): obj.__dict__[self.name] = value
+def _is_arrow(value) -> bool: return isinstance(value, pa.Table)
 
 # %% ../nbs/01_data.ipynb #1d5c378c
 @dataclass(eq=False, repr=False)
 class Domain(ResultView):
     "One domain of Bright-Pro or BRIGHT: queries, gold ids, aspects and (lazily) documents."
     name: str
-    queries: pd.DataFrame = _Frame(lambda examples, name: _queries_frame(examples))   # or the Arrow examples
-    aspects: pd.DataFrame = _Frame(_aspects_frame)                                   # or the Arrow aspects
+    queries: pd.DataFrame = FirstUseFrame(lambda examples, d: _queries_frame(examples), _is_arrow)   # or the Arrow examples
+    aspects: pd.DataFrame = FirstUseFrame(lambda aspects, d: _aspects_frame(aspects, d.name), _is_arrow)   # or the Arrow aspects
     source: Source
     documents_config: str = "documents"  # 'documents', or BRIGHT's 'long_documents'
     queries_config: str = "examples"     # 'examples', or one of BRIGHT's reasoning configs ('gpt4_reason', ...)
@@ -742,13 +742,27 @@ def _view(self: Domain) -> tuple:
     title = f"Domain {self.name}: {self.benchmark}, dataset {self.source.dataset}, {self.documents_config}"
     return title, [(None, pd.DataFrame([row]), "r" * len(row))], []
 
+# %% ../nbs/01_data.ipynb #d11bd2b8
+@patch(as_prop=True)
+@_kept
+def _aspect_lists(self: Domain) -> dict:
+    "The aspect columns as lists: from the DataFrame when it is made, else from the Arrow table (no DataFrame made)."
+    held = self.__dict__["aspects"]
+    if _is_arrow(held): return _aspect_columns(held, self.name)
+    return {c: held[c].tolist() for c in ("id", "qid", "k", "weight", "norm_weight", "supporting_docs")}
+
+@patch(as_prop=True)
+def aspect_ids(self: Domain) -> list[str]:
+    "Aspect ids, in file order, read without making the aspects DataFrame."
+    return self._aspect_lists["id"]
+
 # %% ../nbs/01_data.ipynb #ed8d5f4a
 @patch(as_prop=True)
 @_kept
 def aspect_weights(self: Domain) -> dict[str, dict[str, float]]:
     "{qid: {aspect id: normalised weight}}; a query's weights sum to 1."
-    out = {q: {} for q in self.qids}
-    for q, a, w in zip(self.aspects["qid"], self.aspects["id"], self.aspects["norm_weight"]): out.setdefault(q, {})[a] = w
+    out, cols = {q: {} for q in self.qids}, self._aspect_lists
+    for q, a, w in zip(cols["qid"], cols["id"], cols["norm_weight"]): out.setdefault(q, {})[a] = w
     return out
 
 # %% ../nbs/01_data.ipynb #77e1d504
@@ -771,10 +785,11 @@ def doc_aspects(self: Domain, mode="harness") -> dict:
     'harness': the authors' ONE `{docid: aspect_id}` map for the whole domain, built in file order, so a document
     listed under aspects of two queries keeps the aspect listed last, for every query (even one whose own aspect it
     then loses). 'per-query': the definition, `{qid: {docid: aspect_id}}` over each query's own aspects."""
+    cols = self._aspect_lists
     if check_aspect_map(mode) == "harness":
-        return {d: a for a, docs in zip(self.aspects["id"], self.aspects["supporting_docs"]) for d in docs}
+        return {d: a for a, docs in zip(cols["id"], cols["supporting_docs"]) for d in docs}
     out = {q: {} for q in self.qids}
-    for q, a, docs in zip(self.aspects["qid"], self.aspects["id"], self.aspects["supporting_docs"]):
+    for q, a, docs in zip(cols["qid"], cols["id"], cols["supporting_docs"]):
         for d in docs: out.setdefault(q, {})[d] = a  # within a query the same file-order rule
     return out
 

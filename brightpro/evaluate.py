@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
-from .core import DOMAINS, BrightproError, check_alpha, check_aspect_map, check_int, check_ks, json_ready, lazy_module
-from .render import ResultView, text_table
+from .core import DOMAINS, BrightproError, FirstUseFrame, check_alpha, check_aspect_map, check_int, check_ks, json_ready, lazy_module
+from .render import ResultView, text_rows
 from .runs import Run, RunError, check_ties, read_run, write_qrels, write_diversity_qrels
-from .metrics import METRICS, domain_judgements, measure_columns, parse_measures, score_judgements, mean_scores
+from .metrics import METRICS, domain_judgements, measure_columns, parse_measures, score_columns, mean_scores
 
 # %% auto #0
 __all__ = ['RUN_FILE_NAMES', 'split_by_domain', 'load_run_for_domains', 'Evaluation', 'check_cut', 'evaluate_runs',
@@ -25,7 +25,6 @@ __all__ = ['RUN_FILE_NAMES', 'split_by_domain', 'load_run_for_domains', 'Evaluat
 # %% ../nbs/07_evaluate.ipynb #49a0ef33
 pd = lazy_module("pandas")
 pa = lazy_module("pyarrow")
-pc = lazy_module("pyarrow.compute")
 
 # %% ../nbs/07_evaluate.ipynb #6ace2ee0
 _PREFIX = re.compile(r"^(?P<domain>[A-Za-z_\-]+?)[-/:](?P<qid>[^-/:]+)$")
@@ -103,11 +102,15 @@ def load_run_for_domains(spec, domains: dict, name: str | None = None, cut: int 
     return run.name, runs, unknown, {"duplicates": run.meta.get("duplicates", 0)}
 
 # %% ../nbs/07_evaluate.ipynb #32bd1c6d
+def _per_query_frame(columns: dict, evaluation=None) -> pd.DataFrame:
+    "Per-query columns {domain, qid, metric@k: array} as a DataFrame: query ids kept as Python objects, as the runs hold them."
+    return pd.DataFrame({n: pd.Series(v, dtype=object) if n == "qid" else v for n, v in columns.items()})
+
 @dataclass(eq=False)
 class Evaluation(ResultView):
     "One run scored on one or more domains."
     run: str
-    per_query: pd.DataFrame          # domain, qid, metric@k ...
+    per_query: pd.DataFrame = FirstUseFrame(_per_query_frame, lambda v: isinstance(v, dict))   # domain, qid, metric@k ...; or those columns
     domain_means: dict               # {domain: {metric@k: mean}}
     overall: dict                    # mean of the domain means
     meta: dict                       # settings and provenance
@@ -132,14 +135,20 @@ def objects(self: Evaluation) -> list[dict]:
 
 # %% ../nbs/07_evaluate.ipynb #0f0230f5
 @patch
-def means_table(self: Evaluation) -> pd.DataFrame:
-    "One row per domain (and 'overall' with several domains): queries scored and the mean of each metric@k."
-    names = [c for c in self.per_query.columns if "@" in c]
+def _means_rows(self: Evaluation) -> tuple[list, list]:
+    "The columns (domain, queries, each metric@k) and rows of `means_table`, without a DataFrame."
+    names = list(self.overall)   # the metric@k columns, in order
     rows = [(d, self.counts[d]["queries"], [self.domain_means[d][n] for n in names]) for d in self.domain_means]
     over = self.meta.get("overall_domains", list(self.domain_means))
     label = "overall" if len(over) == len(rows) else f"overall ({', '.join(over)})"
     if len(rows) > 1: rows.append((label, sum(r[1] for r in rows), [self.overall[n] for n in names]))
-    return pd.DataFrame([[d, n, *vals] for d, n, vals in rows], columns=["domain", "queries", *names])
+    return ["domain", "queries", *names], [[d, n, *vals] for d, n, vals in rows]
+
+@patch
+def means_table(self: Evaluation) -> pd.DataFrame:
+    "One row per domain (and 'overall' with several domains): queries scored and the mean of each metric@k."
+    columns, rows = self._means_rows()
+    return pd.DataFrame(rows, columns=columns)
 
 # %% ../nbs/07_evaluate.ipynb #f8db0f79
 @patch
@@ -149,10 +158,10 @@ def to_text(self: Evaluation) -> str:
     head = (f"run: {self.run}   dataset: {m['dataset']}   benchmark: {m['benchmark']}   k: {','.join(map(str, m['k']))}"
             + (f"   alpha: {m['alpha']}   aspect map: {m['aspect_map']}" if m["benchmark"] != "bright" else "")
             + (f"   ties: {m['ties']}" if m.get("ties", "harness") != "harness" else ""))
-    table = self.means_table()
-    names = list(table.columns[2:])
+    columns, rows = self._means_rows()
+    names = columns[2:]
     widths = {"queries": 7, **{n: 8 for n in names}}   # the layout saved outputs and scripts read
-    return head + "\n" + text_table(table, 4, align="lr" + "r" * len(names), widths=widths)
+    return head + "\n" + text_rows(columns, rows, 4, align="lr" + "r" * len(names), widths=widths)
 
 # %% ../nbs/07_evaluate.ipynb #2905bb16
 @patch
@@ -205,29 +214,28 @@ def _asked_columns(benchmark: str, k, measures, long: bool) -> tuple[list, list,
 
 # %% ../nbs/07_evaluate.ipynb #12125cb8
 def _corpus_ids(dom):
-    "The domain's document ids as an Arrow array (reads only the id column); None when the corpus is not available."
+    "The domain's document ids as a set of strings (reads only the id column); None when the corpus is not available."
     try:
         t = dom.source.table(dom.documents_config, dom.name, columns=["id"], required=False)
-        return None if t is None else pa.array(t.column("id").combine_chunks().cast(pa.string()))
+        return None if t is None else set(t.column("id").cast(pa.string()).to_pylist())
     except Exception: return None
 
 def _outside(run: Run, ids) -> tuple[int, int]:
     "(distinct documents, ranked rows) of `run` that are not in the corpus `ids`."
-    docs = pa.array(run.docids.tolist(), type=pa.string())
-    inside = pc.is_in(docs, value_set=ids).to_numpy(zero_copy_only=False)
+    inside = np.fromiter((d in ids for d in run.docids.tolist()), bool, count=len(run.docids))
     return len(set(run.docids[~inside].tolist())), int((~inside).sum())
 
 # %% ../nbs/07_evaluate.ipynb #d92fc728
 def _empty_run(name) -> Run: return Run(np.array([], dtype=object), np.zeros(1, np.int64), np.array([], dtype=object), None, name)
 
-def _score_domain(run, dom, J, names, compute_ks, alpha, metrics, missing, ties) -> tuple[pd.DataFrame, dict]:
-    "Per-query frame (domain, qid, metric@k ...) and counts of one domain."
-    pq = score_judgements(run, J, compute_ks, alpha, metrics, missing, ties=ties) if len(run) else None
-    if pq is None:
-        pq, n_missing = pd.DataFrame({"qid": dom.qids, **{n: np.nan for n in names}}), len(dom.qids)
-    else: n_missing = pq.attrs["missing_queries"]
-    pq = pq[["qid"] + names]
-    pq.insert(0, "domain", dom.name)
+def _score_domain(run, dom, J, names, compute_ks, alpha, metrics, missing, ties) -> tuple[dict, dict]:
+    "Per-query columns (domain, qid, metric@k ...) and counts of one domain."
+    if len(run):
+        cols, scored = score_columns(run, J, compute_ks, alpha, metrics, missing, ties=ties)
+        n_missing = scored["missing_queries"]
+    else: cols, n_missing = {"qid": np.array(dom.qids, dtype=object), **{n: np.full(len(dom.qids), np.nan) for n in names}}, len(dom.qids)
+    n = len(cols["qid"])
+    pq = {"domain": np.full(n, dom.name, dtype=object), "qid": cols["qid"], **{c: cols[c] for c in names}}
     return pq, {"queries": len(dom.qids) - n_missing, "dataset_queries": len(dom.qids), "missing_queries": n_missing}
 
 # %% ../nbs/07_evaluate.ipynb #bb50169c
@@ -263,6 +271,12 @@ def _refuse_unranked(name, counts, unknown, domains):
                          + (f" (its query ids look like {some})" if some else ""))
 
 # %% ../nbs/07_evaluate.ipynb #56e6303c
+def _mean_of_means(values) -> float:
+    "The mean of the defined values (NaN when none), summed as pandas' `mean` sums them, so the overall row keeps its digits."
+    v = np.asarray(values, np.float64)
+    ok = ~np.isnan(v)
+    return float(np.where(ok, v, 0.0).sum() / ok.sum()) if ok.any() else float("nan")
+
 def _evaluate_one(spec, domains, judgements, settings, corpus) -> Evaluation:
     s = settings
     name, runs, unknown, rmeta = _read_runs(spec, domains, s["cut"], s["ties"])
@@ -278,12 +292,11 @@ def _evaluate_one(spec, domains, judgements, settings, corpus) -> Evaluation:
                 counts[d].update(zip(("docs_outside_corpus", "ranked_outside_corpus"), _outside(run, corpus[d])))
     _refuse_unranked(name, counts, unknown, domains)
     covered = _covered_domains(name, counts, s["partial"])
-    domain_vals = pd.DataFrame({d: dmeans[d] for d in covered}).T
-    overall = {n: float(domain_vals[n].mean()) if domain_vals[n].notna().any() else float("nan") for n in s["names"]}
+    overall = {n: _mean_of_means([dmeans[d][n] for d in covered]) for n in s["names"]}
     meta = {**s["meta"], "overall_domains": covered, "unknown_queries": len(unknown), "unknown_query_ids": list(unknown)[:10],
             "duplicates_dropped": int(rmeta.get("duplicates", 0)), "_provenance": {d: dom.provenance for d, dom in domains.items()}}
     if s["meta"]["benchmark"] == "bright": meta["documents"] = s["documents"]
-    return Evaluation(name, pd.concat(frames, ignore_index=True), dmeans, overall, meta, counts)
+    return Evaluation(name, {c: np.concatenate([f[c] for f in frames]) for c in frames[0]}, dmeans, overall, meta, counts)
 
 def evaluate_runs(run_specs, # run files or per-domain run folders, `Run`s or {qid: [docids]} dicts
                   domains: dict, # the loaded domains, {name: Domain}
@@ -321,6 +334,6 @@ def export_qrels(domain, out, aspect_map: str = "harness") -> list[Path]:
     "Write `<out>/<domain>.qrels` and, for Bright-Pro, `<out>/<domain>.div.qrels`; returns the paths."
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     paths = [write_qrels(domain.gold, out/f"{domain.name}.qrels")]
-    if len(domain.aspects):
+    if domain.aspect_ids:
         paths.append(write_diversity_qrels(domain.gold, domain.doc_aspects(check_aspect_map(aspect_map)), out/f"{domain.name}.div.qrels"))
     return paths

@@ -14,7 +14,7 @@ from itertools import chain
 import numpy as np
 from fastcore.basics import patch
 
-from .core import check_int, exit_with_parent, fork_or_spawn, lazy_module, progress, quiet_progress, ragged_arange
+from .core import arrow_numbers, check_int, exit_with_parent, fork_or_spawn, lazy_module, progress, quiet_progress, ragged_arange
 
 # %% auto #0
 __all__ = ['LUCENE_ENGLISH_STOP_WORDS', 'MAX_TOKEN_LENGTH', 'BATCH_BYTES', 'PART_MIN_BYTES', 'string_array', 'as_arrow',
@@ -42,15 +42,6 @@ def as_arrow(texts) -> pa.ChunkedArray:
     if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)): arr = arr.cast(pa.string())
     return pc.fill_null(arr, "") if arr.null_count else arr
 
-def _np(a) -> np.ndarray:
-    "An Arrow result of booleans or numbers as numpy, read from its buffers (Arrow's `to_numpy` imports pandas, 0.3 s)."
-    if isinstance(a, pa.ChunkedArray): return np.concatenate([_np(c) for c in a.chunks]) if a.num_chunks else np.zeros(0, a.type.to_pandas_dtype())
-    if not len(a): return np.zeros(0, a.type.to_pandas_dtype())
-    if a.null_count: return a.to_numpy(zero_copy_only=False)
-    if pa.types.is_boolean(a.type):
-        bits = np.unpackbits(np.frombuffer(a.buffers()[1], np.uint8), bitorder="little")
-        return bits[a.offset: a.offset + len(a)].astype(bool)
-    return np.frombuffer(a.buffers()[1], a.type.to_pandas_dtype())[a.offset: a.offset + len(a)]
 
 # %% ../nbs/04_lucene.ipynb #6a24ed20
 class _Word:
@@ -197,9 +188,9 @@ def lucene_stem_words(words: list[str]) -> list[str]:
         import Stemmer
         _porter_c = Stemmer.Stemmer("porter", 0)
     out, arr = _porter_c.stemWords(words), string_array(words)
-    short, ascii = _np(pc.utf8_length(arr)) <= 2, _np(pc.string_is_ascii(arr))
+    short, ascii = arrow_numbers(pc.utf8_length(arr)) <= 2, arrow_numbers(pc.string_is_ascii(arr))
     for i in np.flatnonzero(short & ascii).tolist(): out[i] = words[i]  # what the port does with them
-    port = ~ascii | (~short & _np(pc.match_substring_regex(arr, _PORT_ONLY_RE2)))  # the words the port stems, picked in C++
+    port = ~ascii | (~short & arrow_numbers(pc.match_substring_regex(arr, _PORT_ONLY_RE2)))  # the words the port stems, picked in C++
     for i in np.flatnonzero(port).tolist(): out[i] = porter_stem(words[i])
     return out
 
@@ -575,9 +566,9 @@ def _stop_array() -> pa.Array: return pa.array(sorted(LUCENE_ENGLISH_STOP_WORDS)
 @patch
 def _piece_tokens(self: LuceneEnglishAnalyzer, pieces: pa.Array) -> tuple[np.ndarray, list[str]]:
     "Each piece's number of filtered tokens, and all the tokens in order (a plain piece is its own token, or none)."
-    plain = _np(pc.match_substring_regex(pieces, _SIMPLE_RE2))
-    alone = plain & ~_np(pc.is_in(pieces, value_set=_stop_array()))  # a token that is the piece
-    is_short = ~plain & (_np(pc.utf8_length(pieces)) < 128) & _np(pc.string_is_ascii(pieces))  # no long-token check
+    plain = arrow_numbers(pc.match_substring_regex(pieces, _SIMPLE_RE2))
+    alone = plain & ~arrow_numbers(pc.is_in(pieces, value_set=_stop_array()))  # a token that is the piece
+    is_short = ~plain & (arrow_numbers(pc.utf8_length(pieces)) < 128) & arrow_numbers(pc.string_is_ascii(pieces))  # no long-token check
     words, n = np.array(pieces.to_pylist(), dtype=object), alone.astype(np.int64)
     short, rest = np.flatnonzero(is_short), np.flatnonzero(~plain & ~is_short)
     n[short], short_tokens = self._short_ascii_tokens(words[short].tolist()) if len(short) else (0, [])
@@ -632,7 +623,7 @@ BATCH_BYTES = 16 * 2**20  # a batch's text: its per-byte arrays stay well below 
 def _bytes_before(texts: pa.ChunkedArray) -> np.ndarray:
     "Bytes of text before each text, and in all: `texts`' UTF-8 lengths summed, from 0 (int64, len(texts) + 1)."
     cum = np.zeros(len(texts) + 1, np.int64)
-    np.cumsum(_np(pc.binary_length(texts)), out=cum[1:])
+    np.cumsum(arrow_numbers(pc.binary_length(texts)), out=cum[1:])
     return cum
 
 def batch_bounds(texts: pa.ChunkedArray, batch_size: int, batch_bytes: int = BATCH_BYTES) -> list[int]:

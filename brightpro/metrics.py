@@ -10,13 +10,13 @@ import re
 from dataclasses import dataclass
 import numpy as np
 from fastcore.basics import patch
-from .core import ASPECT_MAPS, BrightproError, check_alpha, check_aspect_map, check_ks, lazy_module, nan_mean, ragged_arange
+from .core import ASPECT_MAPS, BrightproError, check_alpha, check_aspect_map, check_ks, first_seen_codes, lazy_module, nan_mean, ragged_arange
 from .runs import TIES, Run, check_ties
 
 # %% auto #0
 __all__ = ['METRICS', 'TREC_METRICS', 'MEASURE_NAMES', 'WHOLE_RANKING', 'Judgements', 'RankedJudgements', 'rank_judgements',
-           'score_judgements', 'evaluate_run', 'mean_scores', 'parse_measures', 'measure_columns', 'domain_judgements',
-           'evaluate_domain', 'ASPECT_MAPS', 'TIES']
+           'score_columns', 'score_judgements', 'evaluate_run', 'mean_scores', 'parse_measures', 'measure_columns',
+           'domain_judgements', 'evaluate_domain', 'ASPECT_MAPS', 'TIES']
 
 # %% ../nbs/03_metrics.ipynb #a1360550
 pd = lazy_module("pandas")
@@ -178,9 +178,7 @@ class Judgements:
 def _lookup(self: Judgements, codes=None, vocab=None):
     "Cached: judged doc ids (`vocab`), their hashes sorted (None on a hash collision), and the sorted (query, doc) keys."
     if "_cache" not in self.__dict__:
-        if codes is None:
-            codes, vocab = pd.factorize(pd.Series(self.doc, dtype=object), sort=False)
-            vocab = np.asarray(vocab, dtype=object)
+        if codes is None: codes, vocab = first_seen_codes(self.doc)
         h = np.fromiter(map(hash, vocab), np.int64, len(vocab))
         h_order = np.argsort(h, kind="stable")
         h_sorted = h[h_order]
@@ -207,9 +205,7 @@ def build(cls: Judgements, gold: dict, doc_aspects: dict | None = None, weights:
     q, exc = np.asarray(rq, np.int64), np.asarray(rexc, bool)
     J = cls(qids, q, np.asarray(rdoc, dtype=object), np.asarray(rgold, bool), np.asarray(rasp, np.int64), exc,
             np.asarray(n_gold, np.int64), weight, aspect_gold, aspect_ids, np.bincount(q[exc], minlength=len(qids)))
-    vocab = {}
-    codes = [vocab.setdefault(d, len(vocab)) for d in rdoc]       # judged doc id -> code, for the run join
-    J._lookup(np.asarray(codes, np.int64), np.fromiter(vocab, dtype=object, count=len(vocab)))
+    J._lookup(*first_seen_codes(rdoc))       # judged doc id -> code, for the run join
     return J
 
 # %% ../nbs/03_metrics.ipynb #055dca61
@@ -239,9 +235,11 @@ class RankedJudgements:
 def _ranked_rows(run: Run, J: Judgements, depth: int) -> tuple:
     "Evaluated queries the run ranks, run queries not evaluated, and the run rows (and ranks) of each query's top."
     nq = len(J.qids)
-    run_pos = pd.Index(run.qids, dtype=object).get_indexer(pd.Index(J.qids, dtype=object))
+    at = {q: i for i, q in enumerate(run.qids)}   # a run lists each query once
+    run_pos = np.fromiter((at.get(q, -1) for q in J.qids), np.int64, count=nq)
     in_run = run_pos >= 0
-    known = pd.Index(J.qids, dtype=object).get_indexer(pd.Index(run.qids, dtype=object)) >= 0
+    evaluated = set(J.qids)
+    known = np.fromiter((q in evaluated for q in run.qids), bool, count=len(run.qids))
     unknown = run.qids[~known].tolist()
     lengths = np.zeros(nq, np.int64)
     lengths[in_run] = np.minimum(run.lengths[run_pos[in_run]], depth + J.n_excluded[in_run])
@@ -263,7 +261,8 @@ def _judged_docs(run: Run, rows: np.ndarray, vocab, h_sorted, h_order) -> tuple[
         same = vocab[vcode] == run.docids[rows[hit]]
         return hit[same], vcode[same]
     if n_vocab:
-        code = pd.Index(vocab, dtype=object).get_indexer(pd.Index(run.docids[rows], dtype=object))
+        index = {d: i for i, d in enumerate(vocab)}
+        code = np.fromiter((index.get(d, -1) for d in run.docids[rows]), np.int64, count=len(rows))
         hit = np.flatnonzero(code >= 0)
         return hit, code[hit]
     return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -425,9 +424,9 @@ def _ranked_views(run: Run, J: Judgements, depth: int, metrics, ties: str) -> tu
     return R_aspects, R_aspects if R_aspects is not None and own is trec else rank_judgements(run, J, depth, trec)
 
 # %% ../nbs/03_metrics.ipynb #00902046
-def score_judgements(run, J: Judgements, k=25, alpha: float = 0.5, metrics=None, missing: str = "skip",
-                     ties: str = "harness") -> pd.DataFrame:
-    "Per-query scores of `run` against prepared judgements `J`; see `evaluate_run`."
+def score_columns(run, J: Judgements, k=25, alpha: float = 0.5, metrics=None, missing: str = "skip",
+                  ties: str = "harness") -> tuple[dict, dict]:
+    "Per-query scores of `run` against prepared judgements `J` as plain columns {qid, metric@k: array}, and the counts."
     run, ks, alpha, ties = _as_run(run), check_ks(k), check_alpha(alpha), check_ties(ties)
     metrics = _metric_names(metrics, J)
     if missing not in ("skip", "zero"): raise BrightproError(f"missing must be 'skip' or 'zero', got {missing!r}")
@@ -447,9 +446,17 @@ def score_judgements(run, J: Judgements, k=25, alpha: float = 0.5, metrics=None,
     names = [f"{m}@{kk}" for m in METRICS + TREC_METRICS if m in metrics for kk in ks]
     if missing == "skip":   # else an unranked query already scores 0 (NaN without gold)
         for n in names: cols[n][~R.in_run] = np.nan
-    df = pd.DataFrame({"qid": pd.Series(J.qids, dtype=object), **{n: cols[n] for n in names}})
-    df.attrs.update(queries=len(J.qids), missing_queries=int((~R.in_run).sum()), unknown_queries=len(R.unknown_queries),
-                    unknown_query_ids=R.unknown_queries[:20], k=ks, alpha=alpha, ties=ties)
+    columns = {"qid": np.array(J.qids, dtype=object), **{n: cols[n] for n in names}}
+    return columns, dict(queries=len(J.qids), missing_queries=int((~R.in_run).sum()), unknown_queries=len(R.unknown_queries),
+                         unknown_query_ids=R.unknown_queries[:20], k=ks, alpha=alpha, ties=ties)
+
+# %% ../nbs/03_metrics.ipynb #888013b1
+def score_judgements(run, J: Judgements, k=25, alpha: float = 0.5, metrics=None, missing: str = "skip",
+                     ties: str = "harness") -> pd.DataFrame:
+    "`score_columns` as a DataFrame, its counts in `attrs`; see `evaluate_run`."
+    columns, counts = score_columns(run, J, k, alpha, metrics, missing, ties)
+    df = pd.DataFrame({n: pd.Series(v, dtype=object) if n == "qid" else v for n, v in columns.items()})
+    df.attrs.update(counts)
     return df
 
 # %% ../nbs/03_metrics.ipynb #4796bdad
@@ -473,10 +480,9 @@ def evaluate_run(run, # a `Run`, {qid: [docid, ...]} or {qid: {docid: score}}
     return score_judgements(run, J, k, alpha, metrics, missing, ties)
 
 # %% ../nbs/03_metrics.ipynb #5ae5a951
-def mean_scores(per_query: pd.DataFrame) -> dict:
-    "The mean of each `metric@k` column over the queries where it is defined (NaN: left out)."
-    cols = [c for c in per_query.columns if "@" in c]
-    return {c: nan_mean(per_query[c].to_numpy(np.float64)) for c in cols}
+def mean_scores(per_query) -> dict:
+    "The mean of each `metric@k` column of a DataFrame or a dict of columns, over the queries where it is defined (NaN: left out)."
+    return {c: nan_mean(np.asarray(per_query[c], np.float64)) for c in per_query if "@" in c}
 
 # %% ../nbs/03_metrics.ipynb #fa9fb40b
 MEASURE_NAMES = {"alpha_nDCG": "alpha_ndcg", "α_nDCG": "alpha_ndcg", "AR": "aspect_recall", "nDCG": "ndcg", "NDCG": "ndcg",
@@ -516,7 +522,7 @@ def domain_judgements(domain, aspect_map: str = "harness", benchmark: str | None
     benchmark = benchmark or domain.benchmark
     if benchmark == "bright":
         return Judgements.build(domain.gold, excluded=domain.excluded, qids=domain.qids)
-    if not len(domain.aspects): return Judgements.build(domain.gold, qids=domain.qids)
+    if not domain.aspect_ids: return Judgements.build(domain.gold, qids=domain.qids)
     return Judgements.build(domain.gold, domain.doc_aspects(aspect_map), domain.aspect_weights, qids=domain.qids,
                             count_duplicate_gold=aspect_map == "harness")
 

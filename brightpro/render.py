@@ -8,13 +8,14 @@ Docs: https://brightpro.github.io/brightpro/render.html.md"""
 from __future__ import annotations
 import html
 import math
+import sys
 
 import numpy as np
 from .core import lazy_module
 
 # %% auto #0
-__all__ = ['format_cell', 'column_alignment', 'text_table', 'markdown_table', 'html_table', 'result_html', 'result_markdown',
-           'ResultView', 'latex_escape', 'latex_table']
+__all__ = ['format_cell', 'column_alignment', 'text_rows', 'text_table', 'markdown_table', 'html_table', 'result_html',
+           'result_markdown', 'ResultView', 'latex_escape', 'latex_table']
 
 # %% ../nbs/00a_render.ipynb #c5fbd551
 pd = lazy_module("pandas")
@@ -22,7 +23,7 @@ pd = lazy_module("pandas")
 # %% ../nbs/00a_render.ipynb #5d7c5065
 def format_cell(v, digits: int = 4) -> str:
     "A table cell: '-' for a missing value, integers as such, other numbers with `digits` decimals, else the text."
-    if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and math.isnan(v)): return "-"
+    if v is None or ("pandas" in sys.modules and v is pd.NA) or (isinstance(v, (float, np.floating)) and math.isnan(v)): return "-"   # no pandas, no pd.NA
     if isinstance(v, (bool, np.bool_)): return str(bool(v))
     if isinstance(v, (int, np.integer)): return str(int(v))
     if isinstance(v, (float, np.floating)): return f"{float(v):.{digits}f}"
@@ -36,14 +37,19 @@ def column_alignment(df: pd.DataFrame, align: str | None = None) -> str:
     return align
 
 # %% ../nbs/00a_render.ipynb #b6b48b6c
-def text_table(df: pd.DataFrame, digits: int = 4, align: str | None = None, widths: dict | None = None) -> str:
-    "`df` as fixed-width lines (no index): a header line, then one line per row."
-    align, widths = column_alignment(df, align), widths or {}
-    cells = [[format_cell(v, digits) for v in row] for row in df.itertuples(index=False)]
-    head = [str(c) for c in df.columns]
-    w = [max([len(h), widths.get(c, 0)] + [len(r[i]) for r in cells]) for i, (h, c) in enumerate(zip(head, df.columns))]
+def text_rows(columns: list, rows, digits: int = 4, align: str = "", widths: dict | None = None) -> str:
+    "`rows` (sequences of cells) under `columns` as fixed-width lines; `align`: one 'l' or 'r' per column (default all 'l')."
+    align, widths = align or "l" * len(columns), widths or {}
+    if len(align) != len(columns) or set(align) - {"l", "r"}: raise ValueError(f"align needs one of l/r per column ({len(columns)}), got {align!r}")
+    cells = [[format_cell(v, digits) for v in row] for row in rows]
+    head = [str(c) for c in columns]
+    w = [max([len(h), widths.get(c, 0)] + [len(r[i]) for r in cells]) for i, (h, c) in enumerate(zip(head, columns))]
     line = lambda row: " ".join(f"{x:<{n}}" if a == "l" else f"{x:>{n}}" for x, n, a in zip(row, w, align))
     return "\n".join([line(head), *map(line, cells)])
+
+def text_table(df: pd.DataFrame, digits: int = 4, align: str | None = None, widths: dict | None = None) -> str:
+    "`df` as fixed-width lines (no index): a header line, then one line per row."
+    return text_rows(list(df.columns), df.itertuples(index=False), digits, column_alignment(df, align), widths)
 
 # %% ../nbs/00a_render.ipynb #458fe4ba
 def markdown_table(df: pd.DataFrame, digits: int = 4, align: str | None = None) -> str:

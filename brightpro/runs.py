@@ -6,13 +6,13 @@ Docs: https://brightpro.github.io/brightpro/runs.html.md"""
 
 # %% ../nbs/02_runs.ipynb #c8b5e67a
 from __future__ import annotations
-import codecs, gzip, json, math
+import codecs, gzip, io, json, math
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 from .render import ResultView
-from .core import BrightproError, atomic_write, lazy_module, ragged_arange
+from .core import BrightproError, arrow_numbers, atomic_write, first_seen_codes, lazy_module, ragged_arange
 
 # %% auto #0
 __all__ = ['TREC_COLUMNS', 'TIES', 'RunError', 'Run', 'check_ties', 'read_trec_run', 'read_json_run', 'read_run', 'score_texts',
@@ -20,6 +20,9 @@ __all__ = ['TREC_COLUMNS', 'TIES', 'RunError', 'Run', 'check_ties', 'read_trec_r
 
 # %% ../nbs/02_runs.ipynb #1c50a5a8
 pd = lazy_module("pandas")
+pa = lazy_module("pyarrow")
+pa_csv = lazy_module("pyarrow.csv")
+pc = lazy_module("pyarrow.compute")
 
 # %% ../nbs/02_runs.ipynb #43f7ce4c
 class RunError(BrightproError):
@@ -55,7 +58,7 @@ def _docid_ties(order, q_codes, scores, docids, pos=None, need=None) -> np.ndarr
     "`order` with each block of equal (query, score) re-sorted by docid, descending (trec_eval's rule)."
     at, block = _tied_rows(q_codes[order], scores[order], pos, need)
     if not len(at): return order
-    doc_rank = pd.factorize(pd.Series(docids[order[at]], dtype=object).astype(str), sort=True)[0]
+    doc_rank = np.unique(np.array([str(d) for d in docids[order[at]]], dtype=object), return_inverse=True)[1]   # rank by text
     order = order.copy()
     order[at] = order[at][np.lexsort((-doc_rank, block))]
     return order
@@ -74,8 +77,8 @@ def _hashes(docids: np.ndarray) -> np.ndarray:
 def _query_codes(qids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     "Codes of the query ids in first-appearance order; runs list a query's rows together, so factorize block starts only."
     starts = np.flatnonzero(np.r_[True, qids[1:] != qids[:-1]])
-    codes, uniq = pd.factorize(pd.Series(qids[starts], dtype=object), sort=False)
-    return np.repeat(codes, np.diff(np.r_[starts, len(qids)])), np.asarray(uniq, dtype=object)
+    codes, uniq = first_seen_codes(qids[starts])
+    return np.repeat(codes, np.diff(np.r_[starts, len(qids)])), uniq
 
 # %% ../nbs/02_runs.ipynb #40259d05
 def _duplicates(q_codes: np.ndarray, hashes: np.ndarray, docids: np.ndarray) -> np.ndarray:
@@ -88,8 +91,10 @@ def _duplicates(q_codes: np.ndarray, hashes: np.ndarray, docids: np.ndarray) -> 
     a, b = order[:-1][same], order[1:][same]
     exact = (q_codes[a] == q_codes[b]) & (docids[a] == docids[b])
     if not exact.all():   # a 64-bit hash collision between different ids: use the exact (slower) method
-        d_codes = pd.factorize(pd.Series(docids, dtype=object))[0]
-        return pd.DataFrame({"q": q_codes, "d": d_codes}).duplicated().to_numpy()
+        d_codes, uniq = first_seen_codes(docids)
+        first = np.unique(q_codes.astype(np.int64) * len(uniq) + d_codes, return_index=True)[1]   # each pair's first row
+        dup[:] = True; dup[first] = False
+        return dup
     dup[b] = True
     return dup
 
@@ -210,14 +215,14 @@ def from_dict(cls: Run, d: dict, name="run", source=None) -> Run:
     if not isinstance(d, dict): raise RunError(f"{src}: a run must map query ids to rankings, got {_json_type(d)}")
     if not d: raise RunError(f"{src}: the run is empty (no queries)")
     kind = _ranking_kind(d, src)
-    codes, uniq = pd.factorize(pd.Series([str(q) for q in d], dtype=object), sort=False)   # 1 and "1" are one query
+    codes, uniq = first_seen_codes([str(q) for q in d])   # 1 and "1" are one query
     lengths = np.fromiter(map(len, d.values()), np.int64, len(d))
     q_codes = np.repeat(codes, lengths)
     if kind == "ranked": _check_listed_ids(d, src)
     docids = np.fromiter((str(x) for v in d.values() for x in v), dtype=object, count=int(lengths.sum()))
     qid_at = lambda i: uniq[q_codes[i]]
     scores = _dict_scores(d, qid_at, docids, src) if kind == "scores" else None
-    return cls._from_codes(q_codes, np.asarray(uniq, dtype=object), docids, scores, name, source, "file")
+    return cls._from_codes(q_codes, uniq, docids, scores, name, source, "file")
 
 # %% ../nbs/02_runs.ipynb #9ac70e3d
 @patch
@@ -325,7 +330,8 @@ def cut(self: Run, k: int) -> Run:
 @patch
 def subset(self: Run, qids) -> Run:
     "Only the queries in `qids` (in this run's order)."
-    keep = pd.Index(list(map(str, qids))).get_indexer(self.qids) >= 0 if len(self) else np.zeros(0, bool)
+    wanted = set(map(str, qids))
+    keep = np.fromiter((q in wanted for q in self.qids), bool, count=len(self))
     lengths = self.lengths[keep]
     rows = np.repeat(self.offsets[:-1][keep], lengths) + ragged_arange(lengths)
     return self._rebuild(self.qids[keep], rows, lengths)
@@ -386,10 +392,13 @@ def _sniff(path) -> tuple[bool, str]:
     return gz, "json" if text[:1] in (b"{", b"[", b'"') or first_line in (b"null", b"true", b"false") else "trec"
 
 # %% ../nbs/02_runs.ipynb #2a351188
-def _read_text(path, gz: bool) -> str:
+def _read_bytes(path, gz: bool) -> bytes:
     try:
-        with (gzip.open(path, "rb") if gz else open(path, "rb")) as f: data = f.read()
+        with (gzip.open(path, "rb") if gz else open(path, "rb")) as f: return f.read()
     except (OSError, EOFError) as e: raise RunError(f"{path}: not a readable gzip file ({e})") from None
+
+def _read_text(path, gz: bool) -> str:
+    data = _read_bytes(path, gz)
     try: return data.decode("utf-8-sig")
     except UnicodeDecodeError: raise RunError(_not_utf8(path, data)) from None
 
@@ -429,19 +438,37 @@ def _finish(run: Run, cut, ties) -> Run:
     return run.cut(cut) if cut else run
 
 # %% ../nbs/02_runs.ipynb #b1817e39
-def _trec_frame(path, gz: bool) -> pd.DataFrame:
-    "The six columns of a TREC run as strings; a parse problem is reported with its line."
+def _trec_by_line(path, gz: bool, data: bytes) -> tuple:
+    "(qids, docids, score texts, tag) of a TREC run laid out in any whitespace, split line by line; the first bad line reported."
+    try: text = data.decode("utf-8-sig")
+    except UnicodeDecodeError: raise RunError(_not_utf8(path, data)) from None
+    rows = [p for p in map(str.split, io.StringIO(text, newline=None)) if p]   # newline=None: \r and \r\n end lines too
+    if not rows: raise RunError(f"{path}: the run file is empty")
+    if any(len(p) != 6 for p in rows): raise RunError(_trec_line_problem(path, gz) or f"{path}: a line has other than 6 fields")
+    qid, _, docid, _, score, tag = zip(*rows)
+    return np.array(qid, dtype=object), np.array(docid, dtype=object), list(score), tag[0]
+
+def _trec_by_arrow(data: bytes) -> tuple | None:
+    "(qids, docids, scores, tag) parsed by Arrow's CSV reader in C++, where single spaces split the fields; else None."
     try:
-        df = pd.read_csv(path, sep=r"\s+", header=None, names=list(TREC_COLUMNS), dtype=object, engine="c",
-                         compression="gzip" if gz else None, encoding="utf-8-sig", keep_default_na=False,
-                         na_filter=False, quoting=3, comment=None, skip_blank_lines=True)
-    except pd.errors.EmptyDataError:
-        raise RunError(f"{path}: the run file is empty") from None
-    except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as e:
-        raise RunError(_trec_line_problem(path, gz) or f"{path}: cannot parse as a TREC run ({e})") from None
-    if len(df) == 0: raise RunError(f"{path}: the run file is empty")
-    if (df["tag"] == "").any(): raise RunError(_trec_line_problem(path, gz) or f"{path}: a line has fewer than 6 fields")
-    return df
+        t = pa_csv.read_csv(pa.BufferReader(data), read_options=pa_csv.ReadOptions(column_names=list(TREC_COLUMNS), use_threads=False),
+                            parse_options=pa_csv.ParseOptions(delimiter=" ", quote_char=False),
+                            convert_options=pa_csv.ConvertOptions(column_types=dict.fromkeys(TREC_COLUMNS, pa.string()), strings_can_be_null=False))
+        if not t.num_rows or min(pc.min(pc.utf8_length(c)).as_py() for c in t.columns) == 0: return None   # an empty field: two spaces
+        scores = arrow_numbers(t.column("score").cast(pa.float64())).copy()
+    except pa.ArrowInvalid: return None   # tabs, runs of spaces, a bad line, a score Arrow does not read
+    ids = lambda c: np.array(t.column(c).to_pylist(), dtype=object)   # to_pylist: Arrow's to_numpy would import pandas
+    return ids("qid"), ids("docid"), scores, t.column("tag")[0].as_py()
+
+def _trec_fields(path, gz: bool) -> tuple:
+    "(qids, docids, scores as float64, tag) of a TREC run: Arrow's parser where it can, else line by line."
+    data = _read_bytes(path, gz)
+    fields = _trec_by_arrow(data)
+    if fields is not None: return fields
+    qids, docids, texts, tag = _trec_by_line(path, gz, data)
+    try: scores = np.fromiter(map(float, texts), np.float64, count=len(texts))
+    except ValueError: raise RunError(_trec_line_problem(path, gz) or f"{path}: a score is not a number") from None
+    return qids, docids, scores, tag
 
 # %% ../nbs/02_runs.ipynb #7a775456
 def read_trec_run(path, name=None, cut=None, ties="harness") -> Run:
@@ -449,13 +476,10 @@ def read_trec_run(path, name=None, cut=None, ties="harness") -> Run:
     path = Path(path)
     if not path.is_file(): raise RunError(f"{path}: no such run file")
     gz, _ = _sniff(path)
-    df = _trec_frame(path, gz)
-    try: scores = np.array(df["score"].to_numpy(object), dtype=np.float64)
-    except ValueError: raise RunError(_trec_line_problem(path, gz) or f"{path}: a score is not a number") from None
+    qids, docids, scores, tag = _trec_fields(path, gz)
     if not np.isfinite(scores).all(): raise RunError(_trec_line_problem(path, gz) or f"{path}: a score is not finite")
-    run = Run.from_arrays(df["qid"].to_numpy(object), df["docid"].to_numpy(object), scores,
-                          name=name or _run_name(path), source=path)
-    run.meta["tag"] = df["tag"].iloc[0]
+    run = Run.from_arrays(qids, docids, scores, name=name or _run_name(path), source=path)
+    run.meta["tag"] = tag
     return _finish(run, cut, ties)
 
 # %% ../nbs/02_runs.ipynb #3f9a1053

@@ -40,10 +40,21 @@ def test_evaluate_imports_the_data_libraries_and_nothing_else_heavy(tmp_path):
     code, _, imported = probe("retrieve", "--domain", "biology", "--out", tmp_path/"runs", "--cache-dir", tmp_path/"cache")
     assert code == 0 and "pyarrow" in imported
     assert "pyarrow.dataset" not in imported   # a parquet file is read as one file: pyarrow.dataset's import is 0.2-0.3 s
-    code, out, imported = probe("evaluate", "--domain", "biology", "--run", tmp_path/"runs"/"bm25-bright", "--json")
-    assert code == 0 and "alpha_ndcg@25" in out
-    assert {"pandas", "pyarrow"} <= set(imported)   # the proxies did import them when evaluate used them
-    assert not set(imported) & {"torch", "transformers", "sentence_transformers", "matplotlib", "seaborn", "openai", "papermill", "pyarrow.dataset"}, imported
+    for fmt in (["--json"], []):   # the JSON and the table: scores and means need no DataFrame, so no pandas (0.3 s)
+        code, out, imported = probe("evaluate", "--domain", "biology", "--run", tmp_path/"runs"/"bm25-bright", *fmt)
+        assert code == 0 and "alpha_ndcg@25" in out
+        assert "pyarrow" in imported and "pandas" not in imported, imported
+        assert not set(imported) & {"torch", "transformers", "sentence_transformers", "matplotlib", "seaborn", "openai", "papermill", "pyarrow.dataset"}, imported
+
+
+def test_evaluate_of_a_score_json_run_imports_no_pandas(tmp_path):
+    "A score.json run (the harness's format) is read into arrays and scored without pandas too."
+    import brightpro.data as data
+    qids = data.load_domain("economics").qids
+    run = tmp_path/"economics.score.json"
+    run.write_text(json.dumps({q: {"economics-doc-1": 2.0, "economics-doc-2": 1.0} for q in qids}))
+    code, out, imported = probe("evaluate", "--domain", "economics", "--run", run)
+    assert code == 0 and "economics" in out and "pandas" not in imported, imported
 
 
 def test_a_warm_bm25_retrieve_imports_no_pandas(tmp_path):
