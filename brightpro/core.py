@@ -11,7 +11,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm   # tqdm.auto would want ipywidgets in a notebook
 
 # %% auto #0
 __all__ = ['DOMAINS', 'ASPECT_MAPS', 'RACY_NS', 'LOCK_FILE', 'THREAD_VARIABLES', 'REPRODUCIBLE_BLAS', 'parse_domains',
@@ -101,6 +100,7 @@ def progress(iterable=None, **kwargs):
     "A tqdm progress bar on stderr, shown only when stderr is a terminal or BRIGHTPRO_PROGRESS=1, and not under `quiet_progress`."
     flag = os.environ.get("BRIGHTPRO_PROGRESS")
     show = not _QUIET.get() and (flag == "1" or (flag != "0" and sys.stderr.isatty()))
+    from tqdm import tqdm   # on first use (0.03 s): scoring and --help draw no bar; tqdm.auto would want ipywidgets in a notebook
     return tqdm(iterable, disable=not show, file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 # %% ../nbs/00_core.ipynb #93f5b195
