@@ -16,7 +16,7 @@ from fastcore.basics import patch
 from .core import DOMAINS, BrightproError, FirstUseFrame, check_alpha, check_aspect_map, check_int, check_ks, json_ready, lazy_module
 from .render import ResultView, text_rows
 from .runs import Run, RunError, check_ties, read_run, write_qrels, write_diversity_qrels
-from .metrics import METRICS, domain_judgements, measure_columns, parse_measures, score_columns, mean_scores
+from .metrics import METRICS, domain_judgements, measure_columns, parse_measures, score_columns, scores_frame, mean_scores
 
 # %% auto #0
 __all__ = ['RUN_FILE_NAMES', 'split_by_domain', 'load_run_for_domains', 'Evaluation', 'check_cut', 'evaluate_runs',
@@ -102,15 +102,11 @@ def load_run_for_domains(spec, domains: dict, name: str | None = None, cut: int 
     return run.name, runs, unknown, {"duplicates": run.meta.get("duplicates", 0)}
 
 # %% ../nbs/07_evaluate.ipynb #32bd1c6d
-def _per_query_frame(columns: dict, evaluation=None) -> pd.DataFrame:
-    "Per-query columns {domain, qid, metric@k: array} as a DataFrame: query ids kept as Python objects, as the runs hold them."
-    return pd.DataFrame({n: pd.Series(v, dtype=object) if n == "qid" else v for n, v in columns.items()})
-
 @dataclass(eq=False)
 class Evaluation(ResultView):
     "One run scored on one or more domains."
     run: str
-    per_query: pd.DataFrame = FirstUseFrame(_per_query_frame, lambda v: isinstance(v, dict))   # domain, qid, metric@k ...; or those columns
+    per_query: pd.DataFrame = FirstUseFrame(lambda cols, e: scores_frame(cols), lambda v: isinstance(v, dict))   # domain, qid, metric@k ...; or those columns
     domain_means: dict               # {domain: {metric@k: mean}}
     overall: dict                    # mean of the domain means
     meta: dict                       # settings and provenance

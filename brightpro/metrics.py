@@ -15,8 +15,8 @@ from .runs import TIES, Run, check_ties
 
 # %% auto #0
 __all__ = ['METRICS', 'TREC_METRICS', 'MEASURE_NAMES', 'WHOLE_RANKING', 'Judgements', 'RankedJudgements', 'rank_judgements',
-           'score_columns', 'score_judgements', 'evaluate_run', 'mean_scores', 'parse_measures', 'measure_columns',
-           'domain_judgements', 'evaluate_domain', 'ASPECT_MAPS', 'TIES']
+           'score_columns', 'scores_frame', 'score_judgements', 'evaluate_run', 'mean_scores', 'parse_measures',
+           'measure_columns', 'domain_judgements', 'evaluate_domain', 'ASPECT_MAPS', 'TIES']
 
 # %% ../nbs/03_metrics.ipynb #a1360550
 pd = lazy_module("pandas")
@@ -451,11 +451,15 @@ def score_columns(run, J: Judgements, k=25, alpha: float = 0.5, metrics=None, mi
                          unknown_query_ids=R.unknown_queries[:20], k=ks, alpha=alpha, ties=ties)
 
 # %% ../nbs/03_metrics.ipynb #888013b1
+def scores_frame(columns: dict) -> pd.DataFrame:
+    "Per-query columns ({qid, metric@k: array}, and any others) as a DataFrame, query ids kept as the Python objects the runs hold."
+    return pd.DataFrame({n: pd.Series(v, dtype=object) if n == "qid" else v for n, v in columns.items()})
+
 def score_judgements(run, J: Judgements, k=25, alpha: float = 0.5, metrics=None, missing: str = "skip",
                      ties: str = "harness") -> pd.DataFrame:
     "`score_columns` as a DataFrame, its counts in `attrs`; see `evaluate_run`."
     columns, counts = score_columns(run, J, k, alpha, metrics, missing, ties)
-    df = pd.DataFrame({n: pd.Series(v, dtype=object) if n == "qid" else v for n, v in columns.items()})
+    df = scores_frame(columns)
     df.attrs.update(counts)
     return df
 

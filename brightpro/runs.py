@@ -397,10 +397,11 @@ def _read_bytes(path, gz: bool) -> bytes:
         with (gzip.open(path, "rb") if gz else open(path, "rb")) as f: return f.read()
     except (OSError, EOFError) as e: raise RunError(f"{path}: not a readable gzip file ({e})") from None
 
-def _read_text(path, gz: bool) -> str:
-    data = _read_bytes(path, gz)
+def _decoded(path, data: bytes) -> str:
     try: return data.decode("utf-8-sig")
     except UnicodeDecodeError: raise RunError(_not_utf8(path, data)) from None
+
+def _read_text(path, gz: bool) -> str: return _decoded(path, _read_bytes(path, gz))
 
 # %% ../nbs/02_runs.ipynb #1504f440
 def _trec_line_problem(path, gz: bool = False):
@@ -439,14 +440,14 @@ def _finish(run: Run, cut, ties) -> Run:
 
 # %% ../nbs/02_runs.ipynb #b1817e39
 def _trec_by_line(path, gz: bool, data: bytes) -> tuple:
-    "(qids, docids, score texts, tag) of a TREC run laid out in any whitespace, split line by line; the first bad line reported."
-    try: text = data.decode("utf-8-sig")
-    except UnicodeDecodeError: raise RunError(_not_utf8(path, data)) from None
-    rows = [p for p in map(str.split, io.StringIO(text, newline=None)) if p]   # newline=None: \r and \r\n end lines too
+    "(qids, docids, scores, tag) of a TREC run laid out in any whitespace, split line by line; the first bad line reported."
+    rows = [p for p in map(str.split, io.StringIO(_decoded(path, data), newline=None)) if p]   # newline=None: \r and \r\n end lines too
     if not rows: raise RunError(f"{path}: the run file is empty")
     if any(len(p) != 6 for p in rows): raise RunError(_trec_line_problem(path, gz) or f"{path}: a line has other than 6 fields")
     qid, _, docid, _, score, tag = zip(*rows)
-    return np.array(qid, dtype=object), np.array(docid, dtype=object), list(score), tag[0]
+    try: scores = np.fromiter(map(float, score), np.float64, count=len(score))
+    except ValueError: raise RunError(_trec_line_problem(path, gz) or f"{path}: a score is not a number") from None
+    return np.array(qid, dtype=object), np.array(docid, dtype=object), scores, tag[0]
 
 def _trec_by_arrow(data: bytes) -> tuple | None:
     "(qids, docids, scores, tag) parsed by Arrow's CSV reader in C++, where single spaces split the fields; else None."
@@ -463,12 +464,7 @@ def _trec_by_arrow(data: bytes) -> tuple | None:
 def _trec_fields(path, gz: bool) -> tuple:
     "(qids, docids, scores as float64, tag) of a TREC run: Arrow's parser where it can, else line by line."
     data = _read_bytes(path, gz)
-    fields = _trec_by_arrow(data)
-    if fields is not None: return fields
-    qids, docids, texts, tag = _trec_by_line(path, gz, data)
-    try: scores = np.fromiter(map(float, texts), np.float64, count=len(texts))
-    except ValueError: raise RunError(_trec_line_problem(path, gz) or f"{path}: a score is not a number") from None
-    return qids, docids, scores, tag
+    return _trec_by_arrow(data) or _trec_by_line(path, gz, data)
 
 # %% ../nbs/02_runs.ipynb #7a775456
 def read_trec_run(path, name=None, cut=None, ties="harness") -> Run:
