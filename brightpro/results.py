@@ -7,9 +7,11 @@ Docs: https://brightpro.github.io/brightpro/results.html.md"""
 # %% ../nbs/12_results.ipynb #ed5acd62
 from __future__ import annotations
 import json, re, shutil
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from fastcore.basics import patch
 
 from . import __version__
@@ -66,16 +68,33 @@ ASPECT_CLASSES = {3: "critical", 2: "important", 1: "minor"}   # the raw Likert 
 AGENT_LEAD = ["agent", "retriever", "policy", "protocol"]
 
 # %% ../nbs/12_results.ipynb #b5eccffa6
+def _owned_docs(amap: dict) -> dict:
+    "{aspect id: [documents]} of a doc -> aspect map: the documents that count for each aspect."
+    out = defaultdict(list)
+    for d, a in amap.items(): out[a].append(d)
+    return out
+
 def aspect_ranks(run: Run, domain, aspect_map: str = "harness") -> pd.DataFrame:
     "Per query and aspect: number, raw and normalised weight, and the rank of the run's first document supporting it (NA: none)."
-    amap, rows = domain.doc_aspects(aspect_map), []
-    by_query = {q: g for q, g in domain.aspects.groupby("qid", sort=False)}
+    amap, cols = domain.doc_aspects(aspect_map), domain._aspect_lists
+    harness, mine, rows = aspect_map == "harness", defaultdict(list), []
+    for j, q in enumerate(cols["qid"]): mine[q].append(j)   # each query's aspects, in file order
+    owned = _owned_docs(amap) if harness else None
+    distinct = np.cumsum(~run.repeated_rows()) if len(run) else None   # ranks count each document once, at its first row
     for q in domain.qids:
-        owner = amap if aspect_map == "harness" else amap.get(q, {})
-        first = {}
-        for i, d in enumerate(dict.fromkeys(run[q] if q in run else []), 1): first.setdefault(owner.get(d), i)
-        for a in by_query.get(q, domain.aspects.iloc[:0]).itertuples(index=False):
-            rows.append((q, a.id, int(a.k), int(a.weight), float(a.norm_weight), first.get(a.id)))
+        first, idx = {}, mine.get(q, [])
+        if idx and q in run:
+            i = run._index[q]
+            a, b = int(run.offsets[i]), int(run.offsets[i + 1])
+            owner = amap if harness else amap.get(q, {})
+            own = owned if harness else _owned_docs(owner)
+            docs = {d for j in idx for d in own.get(cols["id"][j], ())}
+            if docs:   # only rows whose hash is one of these documents' can support an aspect of q (a colliding row adds a key never read)
+                hit = np.isin(run.hashes()[a:b], np.fromiter(map(hash, docs), np.int64, count=len(docs)))
+                before = int(distinct[a - 1]) if a else 0
+                for p in (a + np.flatnonzero(hit)).tolist(): first.setdefault(owner.get(run.docids[p]), int(distinct[p]) - before)
+        for j in idx:
+            rows.append((q, cols["id"][j], int(cols["k"][j]), int(cols["weight"][j]), float(cols["norm_weight"][j]), first.get(cols["id"][j])))
     df = pd.DataFrame(rows, columns=["qid", "aspect", "number", "weight", "norm_weight", "first_rank"])
     df["first_rank"] = df["first_rank"].astype("Int64")
     return df

@@ -265,6 +265,12 @@ def hashes(self: Run) -> np.ndarray:
     if self.doc_hashes is None: self.doc_hashes = _hashes(self.docids)
     return self.doc_hashes
 
+# %% ../nbs/02_runs.ipynb #64b4018f
+@patch
+def __getstate__(self: Run) -> dict:
+    "The run's fields for pickling, less the cached hashes: valid only in the process that computed them."
+    return {**self.__dict__, "doc_hashes": None}
+
 # %% ../nbs/02_runs.ipynb #74fbc6b8
 @patch
 def repeated_rows(self: Run) -> np.ndarray:

@@ -272,3 +272,37 @@ def test_repeated_rows_are_what_pandas_marks_duplicated(seed):
     run = _hostile_run(seed)
     expected = pd.DataFrame({"q": np.repeat(np.arange(len(run)), run.lengths), "d": run.docids}).duplicated().to_numpy()
     assert run.repeated_rows().tolist() == expected.tolist()
+
+
+SPAWNED = """
+import multiprocessing as mp, sys
+from brightpro.data import load_domains
+from brightpro.evaluate import evaluate_runs
+from brightpro.results import aspect_ranks
+from brightpro.runs import Run
+
+def scored(run):
+    bio = load_domains("biology")["biology"]
+    return (aspect_ranks(run, bio).first_rank.astype("float").fillna(0).tolist(),
+            evaluate_runs([run], {"biology": bio}, k=[5, 25])[0].per_query.drop(columns="domain").to_numpy().tolist())
+
+if __name__ == "__main__":
+    bio = load_domains("biology")["biology"]
+    run = Run.from_dict({q: bio.doc_ids[:30] + bio.gold[q] for q in bio.qids})
+    run.hashes()   # cached here, with this process's hash seed
+    with mp.get_context("spawn").Pool(1) as pool: there = pool.apply(scored, (run,))
+    here = scored(run)
+    assert there == here, (there, here)
+    print(sum(r > 0 for r in here[0]), "aspects ranked in both processes")
+"""
+
+
+def test_a_run_sent_to_a_spawned_process_scores_the_same(tmp_path):
+    "A spawned process hashes strings with another seed: the run's cached hashes must not travel with it."
+    import os, subprocess, sys
+    script = tmp_path/"spawned.py"; script.write_text(SPAWNED)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "BRIGHTPRO_PROGRESS": "0"}
+    env.pop("PYTHONHASHSEED", None)   # each process its own seed, as by default
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert int(r.stdout.split()[0]) > 0   # some aspects are found, so a wrong join would show
