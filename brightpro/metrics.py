@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from fastcore.basics import patch
 from .core import ASPECT_MAPS, BrightproError, check_alpha, check_aspect_map, check_ks, first_seen_codes, lazy_module, nan_mean, ragged_arange
-from .runs import TIES, Run, check_ties
+from .runs import TIES, Run, check_ties, id_hashes
 
 # %% auto #0
 __all__ = ['METRICS', 'TREC_METRICS', 'MEASURE_NAMES', 'WHOLE_RANKING', 'Judgements', 'RankedJudgements', 'rank_judgements',
@@ -179,7 +179,7 @@ def _lookup(self: Judgements, codes=None, vocab=None):
     "Cached: judged doc ids (`vocab`), their hashes sorted (None on a hash collision), and the sorted (query, doc) keys."
     if "_cache" not in self.__dict__:
         if codes is None: codes, vocab = first_seen_codes(self.doc)
-        h = np.fromiter(map(hash, vocab), np.int64, len(vocab))
+        h = id_hashes(vocab)
         h_order = np.argsort(h, kind="stable")
         h_sorted = h[h_order]
         if len(h_sorted) > 1 and (h_sorted[1:] == h_sorted[:-1]).any(): h_sorted = None   # collision: use strings

@@ -18,7 +18,7 @@ from . import __version__
 from .core import (DOMAINS, BrightproError, cache_dir as default_cache_dir, atomic_write, check_alpha, check_ks,
                             file_digest, json_digest, lazy_module, one_line, progress, quiet_progress, replace_folder)
 from .data import Domain, largest_first, load_domains
-from .runs import Run
+from .runs import Run, id_hashes
 from .metrics import MEASURE_NAMES, METRICS, parse_measures
 from .evaluate import RUN_FILE_NAMES, evaluate_runs, load_run_for_domains
 from .retrieve import retrieve, run_slug
@@ -90,7 +90,7 @@ def aspect_ranks(run: Run, domain, aspect_map: str = "harness") -> pd.DataFrame:
             own = owned if harness else _owned_docs(owner)
             docs = {d for j in idx for d in own.get(cols["id"][j], ())}
             if docs:   # only rows whose hash is one of these documents' can support an aspect of q (a colliding row adds a key never read)
-                hit = np.isin(run.hashes()[a:b], np.fromiter(map(hash, docs), np.int64, count=len(docs)))
+                hit = np.isin(run.hashes()[a:b], id_hashes(list(docs)))
                 before = int(distinct[a - 1]) if a else 0
                 for p in (a + np.flatnonzero(hit)).tolist(): first.setdefault(owner.get(run.docids[p]), int(distinct[p]) - before)
         for j in idx:

@@ -15,8 +15,8 @@ from .render import ResultView
 from .core import BrightproError, arrow_numbers, atomic_write, first_seen_codes, lazy_module, ragged_arange
 
 # %% auto #0
-__all__ = ['TREC_COLUMNS', 'TIES', 'RunError', 'Run', 'check_ties', 'read_trec_run', 'read_json_run', 'read_run', 'score_texts',
-           'write_trec_run', 'write_json_run', 'write_qrels', 'diversity_qrels', 'write_diversity_qrels']
+__all__ = ['TREC_COLUMNS', 'TIES', 'RunError', 'id_hashes', 'Run', 'check_ties', 'read_trec_run', 'read_json_run', 'read_run',
+           'score_texts', 'write_trec_run', 'write_json_run', 'write_qrels', 'diversity_qrels', 'write_diversity_qrels']
 
 # %% ../nbs/02_runs.ipynb #1c50a5a8
 pd = lazy_module("pandas")
@@ -70,8 +70,9 @@ def _group_order(q_codes: np.ndarray, scores: np.ndarray | None, docids: np.ndar
     return order if scores is None or tie_order == "file" else _docid_ties(order, q_codes, scores, docids)
 
 # %% ../nbs/02_runs.ipynb #c9264eac
-def _hashes(docids: np.ndarray) -> np.ndarray:
-    return np.fromiter(map(hash, docids), dtype=np.int64, count=len(docids))
+def id_hashes(ids) -> np.ndarray:
+    "Python's `hash` of each id (int64): joins on ids become joins on integers, each match then confirmed by its string. Valid in this process only."
+    return np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
 
 # %% ../nbs/02_runs.ipynb #25f57160
 def _query_codes(qids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +130,7 @@ def _view(self: Run, n: int = 5) -> tuple:
 @patch(cls_method=True)
 def _from_codes(cls: Run, q_codes, uniq, docids, scores, name, source, tie_order) -> Run:
     "The run of rows whose queries are `uniq[q_codes]`; a query of `uniq` without rows keeps an empty ranking."
-    hashes = _hashes(docids)                # hashed in reading order, while the strings are cache friendly
+    hashes = id_hashes(docids)              # hashed in reading order, while the strings are cache friendly
     dup = _duplicates(q_codes, hashes, docids)
     n_dup = int(dup.sum())
     if n_dup:                               # keep the first occurrence of each (query, document)
@@ -262,7 +263,7 @@ def n_rows(self: Run) -> int: return int(self.offsets[-1])
 @patch
 def hashes(self: Run) -> np.ndarray:
     "Python's `hash` of every ranked docid (int64), computed once: lets the metrics join on integers."
-    if self.doc_hashes is None: self.doc_hashes = _hashes(self.docids)
+    if self.doc_hashes is None: self.doc_hashes = id_hashes(self.docids)
     return self.doc_hashes
 
 # %% ../nbs/02_runs.ipynb #64b4018f

@@ -231,7 +231,7 @@ def test_diversity_qrels_feed_ir_measures_alpha_ndcg(tmp_path):
 def test_duplicate_detection_survives_hash_collisions(monkeypatch):
     "Duplicates are found through hashes; if different ids collide, the exact (string) method is used instead."
     import brightpro.runs as runs
-    monkeypatch.setattr(runs, "_hashes", lambda docids: np.zeros(len(docids), np.int64))   # every id collides
+    monkeypatch.setattr(runs, "id_hashes", lambda docids: np.zeros(len(docids), np.int64))   # every id collides
     run = Run.from_dict({"q": ["a", "b", "a", "c", "b"], "p": ["a"]})
     assert run.to_dict() == {"q": ["a", "b", "c"], "p": ["a"]} and run.meta["duplicates"] == 2
 
