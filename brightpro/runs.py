@@ -71,7 +71,7 @@ def _group_order(q_codes: np.ndarray, scores: np.ndarray | None, docids: np.ndar
 
 # %% ../nbs/02_runs.ipynb #c9264eac
 def id_hashes(ids) -> np.ndarray:
-    "Python's `hash` of each id (int64): joins on ids become joins on integers, each match then confirmed by its string. Valid in this process only."
+    "Python's `hash` of each id (int64), so that ids join as integers; valid only in this process, as the seed differs between processes."
     return np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
 
 # %% ../nbs/02_runs.ipynb #25f57160

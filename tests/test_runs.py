@@ -1,5 +1,5 @@
 """Run files: reading, writing, tie order, duplicates, bad input, and qrels that ir_measures, ranx and pytrec_eval read."""
-import bz2, gzip, json, random
+import bz2, gzip, json, os, random, subprocess, sys
 
 import numpy as np
 import pytest
@@ -275,7 +275,7 @@ def test_repeated_rows_are_what_pandas_marks_duplicated(seed):
 
 
 SPAWNED = """
-import multiprocessing as mp, sys
+import multiprocessing as mp
 from brightpro.data import load_domains
 from brightpro.evaluate import evaluate_runs
 from brightpro.results import aspect_ranks
@@ -299,7 +299,6 @@ if __name__ == "__main__":
 
 def test_a_run_sent_to_a_spawned_process_scores_the_same(tmp_path):
     "A spawned process hashes strings with another seed: the run's cached hashes must not travel with it."
-    import os, subprocess, sys
     script = tmp_path/"spawned.py"; script.write_text(SPAWNED)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "BRIGHTPRO_PROGRESS": "0"}
     env.pop("PYTHONHASHSEED", None)   # each process its own seed, as by default
