@@ -32,10 +32,10 @@ from .tables import TABLE_FORMATS, png_size, read_captions
 __all__ = ['STAMP', 'TEMPLATES', 'PAGE_IMPORTS', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY', 'DEFAULT_RETRIEVERS',
            'notebook_digest', 'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date', 'analysis_notebook',
            'ready_when_idle', 'ready_clients', 'run_notebook', 'notebook_error', 'PageKernel', 'kernel_kept',
-           'warm_page_worker', 'export_html', 'run_styles', 'smallest_p', 'power_note', 'pairwise_beats',
-           'run_provenance', 'report_command', 'nav_html', 'Page', 'build_page', 'worker_pool', 'build_pages',
-           'stage_workers', 'PageWorkers', 'page_task', 'Report', 'report_runs', 'report_agents', 'page_files',
-           'file_links', 'files_html', 'index_context', 'render_index', 'write_index', 'parse_named',
+           'warm_page_worker', 'page_exporter', 'export_html', 'run_styles', 'smallest_p', 'power_note',
+           'pairwise_beats', 'run_provenance', 'report_command', 'nav_html', 'Page', 'build_page', 'worker_pool',
+           'build_pages', 'stage_workers', 'PageWorkers', 'page_task', 'Report', 'report_runs', 'report_agents',
+           'page_files', 'file_links', 'files_html', 'index_context', 'render_index', 'write_index', 'parse_named',
            'check_report_settings', 'unlink_summary', 'build_report']
 
 # %% ../nbs/12b_report.ipynb #80c73f9f
@@ -259,17 +259,23 @@ _QUIET.setLevel(logging.ERROR)
 NOTEBOOK_ONLY = "notebook-only"
 BRIGHT_PRO_ONLY = "bright-pro-only"   # sections about aspects: a BRIGHT page (no aspects) leaves them out
 
-def export_html(notebook, html, title: str = "report", nav: str = "", drop=()):
-    "Write the (executed) `notebook` as one self-contained HTML page `html`, with the navigation bar `nav` (HTML) on top, without the cells tagged with one of `drop`."
-    nbformat = require("nbformat", "report", "brightpro report")
-    nbconvert = require("nbconvert", "report", "brightpro report")   # deferred: heavy imports
+@functools.cache
+def page_exporter(drop: frozenset = frozenset()):
+    "The HTML exporter of pages without the cells tagged with one of `drop`, made once per process: its templates are compiled once for all pages."
+    nbconvert = require("nbconvert", "report", "brightpro report")   # deferred: a heavy import
     # a page reads like a paper's appendix: prose, figures and tables; the code stays in the .ipynb beside it
     exporter = nbconvert.HTMLExporter(template_name="lab", extra_template_paths=[str(TEMPLATES)], template_file="page.html.j2", log=_QUIET,
-                            exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+                                      exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
     # cells tagged `notebook-only` speak to a notebook's reader (how it runs on its own), not to a page's; so does
     # papermill's banner over a failed notebook (the error itself stays)
     exporter.register_preprocessor(nbconvert.preprocessors.TagRemovePreprocessor(remove_cell_tags={NOTEBOOK_ONLY, "papermill-error-cell-tag", *drop}), enabled=True)
-    body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4), resources={"metadata": {"name": title}, "bp_nav": nav})
+    return exporter
+
+def export_html(notebook, html, title: str = "report", nav: str = "", drop=()):
+    "Write the (executed) `notebook` as one self-contained HTML page `html`, with the navigation bar `nav` (HTML) on top, without the cells tagged with one of `drop`."
+    nbformat = require("nbformat", "report", "brightpro report")
+    body, _ = page_exporter(frozenset(drop)).from_notebook_node(nbformat.read(str(notebook), as_version=4),
+                                                                resources={"metadata": {"name": title}, "bp_nav": nav})
     with atomic_write(html) as f: f.write(body)
 
 # %% ../nbs/12b_report.ipynb #e6818d72

@@ -40,14 +40,26 @@ def _caption(folder: Path, name: str, caption):
     caps[name] = caption
     with atomic_write(path) as f: f.write(json.dumps(caps, indent=1, ensure_ascii=False))   # in the order saved: the page's
 
+def _png_and_box(fig, f, pad):
+    "Write `fig` to `f` as a PNG cut to its tight box; that box, padded by `pad` inches as savefig pads it, or 'tight' where it cannot serve another format."
+    seen = []
+    def measured(*args, **kw):
+        seen.append(type(fig).get_tightbbox(fig, *args, **kw)); return seen[-1]
+    fig.get_tightbbox = measured   # savefig measures the box once, with the PNG's renderer: kept for the SVG
+    try: fig.savefig(f, format="png", dpi=150, bbox_inches="tight", metadata={"Software": None})
+    finally: del fig.get_tightbbox
+    # a layout engine lays the figure out again for each format, with that format's text sizes: its SVG measures its own box
+    if len(seen) != 1 or fig.get_layout_engine() is not None or not isinstance(pad, (int, float)): return "tight"
+    return seen[0].padded(pad)
+
 def save_figure(fig, folder, name: str, caption: str | None = None) -> list[Path]:
-    "Save `fig` as `<folder>/<name>.png` and `<name>.svg`, byte for byte the same on every run."
+    "Save `fig` as `<folder>/<name>.png` and `<name>.svg`, both cut to the box the PNG measures, byte for byte the same on every run."
     matplotlib = require("matplotlib", "report", "figures")   # deferred: only the notebooks draw
     folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
     paths = [folder/f"{name}.png", folder/f"{name}.svg"]
     with matplotlib.rc_context({"svg.hashsalt": "brightpro"}):
-        with atomic_write(paths[0], "wb") as f: fig.savefig(f, format="png", dpi=150, bbox_inches="tight", metadata={"Software": None})
-        with atomic_write(paths[1], "wb") as f: fig.savefig(f, format="svg", bbox_inches="tight", metadata={"Date": None})
+        with atomic_write(paths[0], "wb") as f: box = _png_and_box(fig, f, matplotlib.rcParams["savefig.pad_inches"])
+        with atomic_write(paths[1], "wb") as f: fig.savefig(f, format="svg", bbox_inches=box, metadata={"Date": None})
     _caption(folder, name, caption)
     return paths
 
