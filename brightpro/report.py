@@ -29,10 +29,10 @@ from .results import Layout, check_measures, ir_measure, prepare_results, result
 from .tables import TABLE_FORMATS, png_size, read_captions
 
 # %% auto #0
-__all__ = ['STAMP', 'TEMPLATES', 'PAGE_IMPORTS', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY', 'DEFAULT_RETRIEVERS',
-           'notebook_digest', 'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date', 'analysis_notebook',
-           'ready_when_idle', 'ready_clients', 'run_notebook', 'notebook_error', 'PageKernel', 'kernel_kept',
-           'warm_page_worker', 'page_exporter', 'export_html', 'run_styles', 'smallest_p', 'power_note',
+__all__ = ['STAMP', 'TEMPLATES', 'PAGE_IMPORTS', 'SEABORN_DEFERRED', 'NOTEBOOK_ONLY', 'BRIGHT_PRO_ONLY', 'NO_SUMMARY',
+           'DEFAULT_RETRIEVERS', 'notebook_digest', 'page_stamp', 'page_digests', 'page_changes', 'page_up_to_date',
+           'analysis_notebook', 'ready_when_idle', 'ready_clients', 'run_notebook', 'notebook_error', 'PageKernel',
+           'kernel_kept', 'warm_page_worker', 'page_exporter', 'export_html', 'run_styles', 'smallest_p', 'power_note',
            'pairwise_beats', 'run_provenance', 'report_command', 'nav_html', 'Page', 'build_page', 'worker_pool',
            'build_pages', 'stage_workers', 'PageWorkers', 'page_task', 'Report', 'report_runs', 'report_agents',
            'page_files', 'file_links', 'files_html', 'index_context', 'render_index', 'write_index', 'parse_named',
@@ -243,13 +243,18 @@ def kernel_kept():
 # %% ../nbs/12b_report.ipynb #388b8ff2
 PAGE_IMPORTS = ("import matplotlib.pyplot, numpy, pandas, seaborn, IPython.display, brightpro.significance, brightpro.results, "
                 "brightpro.tables, brightpro.render, brightpro.report")
+# seaborn 0.13 imports scipy.stats (its KDE) and scipy.cluster (clustermap) when it loads; no page draws either, and
+# scipy.stats is most of seaborn's import: a warm kernel imports each on its first call instead (`core.require`'s stand-ins)
+SEABORN_DEFERRED = ("scipy.stats", "scipy.cluster")
+_WARM = (f"from brightpro.core import require\nrequire('seaborn', 'report', 'pages', defer={SEABORN_DEFERRED!r})\n"
+         f"{PAGE_IMPORTS}\nimport gc; gc.freeze()")   # frozen as `fresh` freezes what it keeps
 
 def warm_page_worker(out) -> bool:
     "Before its first page of report folder `out`: this process's kept kernel started, set up and holding `PAGE_IMPORTS`, and papermill and nbconvert imported here; False where no kernel is kept."
     k = _kept_kernel(out)
     if k is None: return False
     require("papermill", "report", "brightpro report"); require("nbconvert", "report", "brightpro report")
-    k.fresh(); k.run(PAGE_IMPORTS + "\nimport gc; gc.freeze()", "import the pages' libraries")   # frozen as `fresh` freezes what it keeps
+    k.fresh(); k.run(_WARM, "import the pages' libraries")
     return True
 
 # %% ../nbs/12b_report.ipynb #b5eccffa30
