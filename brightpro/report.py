@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/report.html.md"""
 
 # %% ../nbs/12b_report.ipynb #b9950c22
 from __future__ import annotations
-import errno, functools, html, json, logging, multiprocessing, os, re, shlex, shutil, tempfile, time
+import csv, errno, functools, html, json, logging, multiprocessing, os, re, shlex, shutil, tempfile, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, nullcontext
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty
 
+import numpy as np
 from fastcore.basics import patch
 
 from . import __version__
@@ -656,17 +657,19 @@ def files_html(folder) -> str:
 # %% ../nbs/12b_report.ipynb #76d06905
 def _overview(out: Path, runs: list) -> dict | None:
     "Runs by domains of the summary's headline measure (its domain means, and their mean), with the best of each column, for the index."
-    try: dm = pd.read_csv(out/"summary"/"tables"/"domain_means.csv")
-    except (OSError, ValueError): return None
-    measure = next((c for c in dm.columns if "@" in c), None)   # the first of the pages' main measures
-    if measure is None or not {"domain", "run"} <= set(dm.columns): return None
-    grid = dm.pivot(index="run", columns="domain", values=measure)
-    grid = grid.reindex([r for r in runs if r in grid.index], columns=list(dict.fromkeys(dm.domain)))
-    grid["mean"] = grid.mean(axis=1, skipna=False)   # a run missing a domain has no mean: never one of fewer domains
-    best = {c: grid[c].max() for c in grid.columns}
-    rows = [[r] + [{"text": format_cell(v, 3), "best": bool(pd.notna(v) and v == best[c])} for c, v in row.items()]
-            for r, row in grid.iterrows()]
-    return {"measure": ir_measure(measure).replace("alpha_nDCG", "alpha-nDCG"), "domains": list(grid.columns[:-1]), "rows": rows}
+    try:   # a small table, read without pandas: an index written when every page is up to date need not import it
+        with open(out/"summary"/"tables"/"domain_means.csv", newline="", encoding="utf-8") as f: table = list(csv.DictReader(f))
+    except (OSError, ValueError, csv.Error): return None
+    measure = next((c for c in (table[0] if table else {}) if "@" in c), None)   # the first of the pages' main measures
+    if measure is None or not {"domain", "run"} <= set(table[0]): return None
+    try: cell = {(t["run"], t["domain"]): float(t[measure] or "nan") for t in table}   # an empty cell: no value
+    except (TypeError, ValueError): return None
+    domains, shown = list(dict.fromkeys(t["domain"] for t in table)), [r for r in runs if any(t["run"] == r for t in table)]
+    grid = np.array([[cell.get((r, d), np.nan) for d in domains] for r in shown], np.float64).reshape(len(shown), len(domains))
+    grid = np.column_stack([grid, grid.sum(axis=1) / len(domains)])   # a run missing a domain has no mean: never one of fewer domains
+    best = [np.nanmax(col) if not np.isnan(col).all() else np.nan for col in grid.T]
+    rows = [[r] + [{"text": format_cell(v, 3), "best": bool(not np.isnan(v) and v == b)} for v, b in zip(row, best)] for r, row in zip(shown, grid)]
+    return {"measure": ir_measure(measure).replace("alpha_nDCG", "alpha-nDCG"), "domains": domains, "rows": rows}
 
 def _entry(out: Path, p: Page | None, name: str) -> dict:
     folder = out/name
