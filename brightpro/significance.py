@@ -6,6 +6,7 @@ Docs: https://brightpro.github.io/brightpro/significance.html.md"""
 
 # %% ../nbs/08_significance.ipynb #723ff000
 from __future__ import annotations
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,12 +38,27 @@ def _paired(a, b, groups=None):
     return a[keep], b[keep], g
 
 # %% ../nbs/08_significance.ipynb #080c4388
+def _kept(draw):
+    "`draw(seed, *args)` remembered for the last two integer seeds and arguments (read-only arrays): a comparison draws the same for every metric; other seeds (None: fresh entropy) draw anew."
+    kept = functools.lru_cache(maxsize=2)(lambda *key: _read_only(draw(*key)))
+    def cached(seed, *args): return kept(int(seed), *args) if isinstance(seed, (int, np.integer)) else draw(seed, *args)
+    cached.cache_clear = kept.cache_clear
+    return functools.update_wrapper(cached, draw)
+
+def _read_only(arrays):
+    for a in arrays if isinstance(arrays, tuple) else (arrays,): a.flags.writeable = False
+    return arrays
+
+@_kept
+def _random_signs(seed, n_resamples: int, n: int) -> np.ndarray:
+    "`n_resamples` random sign patterns of `n` queries from a generator seeded `seed`."
+    return np.random.default_rng(seed).choice(np.array([-1.0, 1.0]), size=(n_resamples, n))
+
 def _signs(n: int, n_resamples: int, seed) -> tuple[np.ndarray, bool]:
     "Sign patterns [n_patterns, n]: all 2^n when that is at most n_resamples (exact test), else random ones."
     if n <= 20 and 2 ** n <= n_resamples:
         return 1 - 2 * ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(np.float64), True
-    rng = np.random.default_rng(seed)
-    return rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n)), False
+    return _random_signs(seed, n_resamples, n), False
 
 def paired_randomization_test(a, b, n_resamples: int = 10_000, seed=42, groups=None) -> float:
     "Two-sided p-value of the paired sign-flip randomization test for mean(b - a) (mean of group means with `groups`)."
@@ -57,16 +73,20 @@ def paired_randomization_test(a, b, n_resamples: int = 10_000, seed=42, groups=N
     return hits / len(signs) if exact else (hits + 1) / (len(signs) + 1)
 
 # %% ../nbs/08_significance.ipynb #1410d496
+@_kept
+def _resamples(seed, n_resamples: int, sizes: tuple) -> tuple:
+    "For groups of `sizes` queries, in order from one generator seeded `seed`: `n_resamples` rows of positions drawn with replacement, per group."
+    rng = np.random.default_rng(seed)
+    return tuple(rng.integers(0, n, size=(n_resamples, n), dtype=np.int32) for n in sizes)
+
 def _bootstrap_stats(x: np.ndarray, g, n_resamples: int, seed) -> np.ndarray:
     "Bootstrap distribution of the (mean-of-group-means) statistic of x, resampling within groups."
-    rng = np.random.default_rng(seed)
     if g is None: groups = [np.arange(len(x))]
     else:
         codes, _ = pd.factorize(pd.Series(g, dtype=object))
         groups = [np.flatnonzero(codes == c) for c in range(codes.max() + 1)]
     total = np.zeros(n_resamples)
-    for idx in groups:
-        draw = rng.integers(0, len(idx), size=(n_resamples, len(idx)), dtype=np.int32)
+    for idx, draw in zip(groups, _resamples(seed, n_resamples, tuple(map(len, groups)))):
         total += x[idx][draw].mean(axis=1)
     return total / len(groups)
 
