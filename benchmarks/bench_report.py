@@ -113,6 +113,7 @@ def main(argv=None):
     ap.add_argument("--against-retrieve", action="store_true",
                     help="also time a cold `brightpro retrieve --jobs 2` of the first retriever on the same data (goal: the report at most 2.5x it)")
     args = ap.parse_args(argv)
+    if args.dataset not in ("sample", "hub"): args.dataset = str(Path(args.dataset).resolve())  # each code runs in its own folder
     codes = {"after": ROOT}
     rows, results, same, every = [], {}, [], {}
     with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
