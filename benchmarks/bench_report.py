@@ -16,7 +16,7 @@ work can take on this machine (the bound behind the goals).
 Run: .venv/bin/python benchmarks/bench_report.py [--against REV] [--repeat N] [--retrievers ...] [--domains ...] [--dataset DIR]
 """
 from __future__ import annotations
-import argparse, hashlib, json, os, resource, shutil, subprocess, sys, tempfile, time
+import argparse, contextlib, hashlib, json, os, resource, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -65,9 +65,10 @@ def digests(out: Path, root: Path) -> dict:
             if p.is_file() and (rel := p.relative_to(out).as_posix()) and not rel.startswith(".staging") and keep(rel, p)}
 
 
-def checkout(rev: str, where: Path) -> Path:
-    "The code of commit `rev` in a detached worktree at `where`."
+def checkout(rev: str, where: Path, cleanup: contextlib.ExitStack) -> Path:
+    "The code of commit `rev` in a detached worktree at `where`, removed from git's list when `cleanup` closes (a failed run too)."
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--force", str(where), rev], check=True, capture_output=True)
+    cleanup.callback(subprocess.run, ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(where)], capture_output=True)
     return where
 
 
@@ -116,9 +117,9 @@ def main(argv=None):
     if args.dataset not in ("sample", "hub"): args.dataset = str(Path(args.dataset).resolve())  # each code runs in its own folder
     codes = {"after": ROOT}
     rows, results, same, every = [], {}, [], {}
-    with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp, contextlib.ExitStack() as cleanup:
         tmp = Path(tmp)
-        if args.against: codes = {"before": checkout(args.against, tmp/"before"), **codes}
+        if args.against: codes = {"before": checkout(args.against, tmp/"before", cleanup), **codes}
         for i in range(args.repeat):
             for name, root in codes.items():
                 for jobs in (1, 2):
