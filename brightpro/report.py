@@ -664,7 +664,8 @@ def _overview(out: Path, runs: list) -> dict | None:
     if measure is None or not {"domain", "run"} <= set(table[0]): return None
     try: cell = {(t["run"], t["domain"]): float(t[measure] or "nan") for t in table}   # an empty cell: no value
     except (TypeError, ValueError): return None
-    domains, shown = list(dict.fromkeys(t["domain"] for t in table)), [r for r in runs if any(t["run"] == r for t in table)]
+    present = {t["run"] for t in table}
+    domains, shown = list(dict.fromkeys(t["domain"] for t in table)), [r for r in runs if r in present]
     grid = np.array([[cell.get((r, d), np.nan) for d in domains] for r in shown], np.float64).reshape(len(shown), len(domains))
     grid = np.column_stack([grid, grid.sum(axis=1) / len(domains)])   # a run missing a domain has no mean: never one of fewer domains
     best = [np.nanmax(col) if not np.isnan(col).all() else np.nan for col in grid.T]

@@ -42,7 +42,6 @@ def _kept(draw):
     "`draw(seed, *args)` remembered for the last two integer seeds and arguments (read-only arrays): a comparison draws the same for every metric; other seeds (None: fresh entropy) draw anew."
     kept = functools.lru_cache(maxsize=2)(lambda *key: _read_only(draw(*key)))
     def cached(seed, *args): return kept(int(seed), *args) if isinstance(seed, (int, np.integer)) else draw(seed, *args)
-    cached.cache_clear = kept.cache_clear
     return functools.update_wrapper(cached, draw)
 
 def _read_only(arrays):
