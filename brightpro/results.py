@@ -8,6 +8,7 @@ Docs: https://brightpro.github.io/brightpro/results.html.md"""
 from __future__ import annotations
 import json, re, shutil
 from collections import defaultdict
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,14 +113,21 @@ def query_table(domain) -> pd.DataFrame:
 def _quietly(fn, *args):
     with quiet_progress(): return fn(*args)   # a worker's bars would cross the parent's
 
-def run_each(fn, calls: list, pool=None, desc: str | None = None) -> list:
-    "`fn(*args)` for each of `calls` (argument tuples): in the executor `pool`'s workers at once, else here one at a time (a progress bar `desc`); the results in the order of `calls`."
-    if pool is None: return [fn(*a) for a in (progress(calls, desc=desc) if desc else calls)]
+def run_each(fn, calls: list, pool=None, desc: str | None = None, unit: str = "task") -> list:
+    "`fn(*args)` for each of `calls` (argument tuples): in the executor `pool`'s workers at once, else here one at a time; a progress bar `desc` counts them as they finish; the results in the order of `calls`."
+    if pool is None: return [fn(*a) for a in (progress(calls, desc=desc, unit=unit) if desc else calls)]
     futures = [pool.submit(_quietly, fn, *a) for a in calls]
-    try: return [f.result() for f in futures]
+    bar = progress(total=len(futures), desc=desc, unit=unit) if desc else None   # the workers draw none: this one shows the stage move
+    try:
+        for f in as_completed(futures):
+            f.result()   # the first task to fail stops the stage
+            if bar is not None: bar.update(1)
+        return [f.result() for f in futures]
     except BaseException:
         for f in futures: f.cancel()   # the tasks not started are not started
         raise
+    finally:
+        if bar is not None: bar.close()
 
 # %% ../nbs/12_results.ipynb #b551871c
 def _retrieve_pair(d: str, dom: Domain, r: str, out, force: bool, cache_dir) -> list:
@@ -133,9 +141,10 @@ def prepare_runs(domains: dict[str, Domain], retrievers, layout: Layout, *,
                 ) -> list:
     "Stage 1: `retrieve` each retriever over the loaded `domains` ({name: Domain}) into `<out>/runs/`; the statuses (a domain that fails: 'failed', with its error, and the others go on)."
     done = {}   # one (retriever, domain) at a time: a domain whose documents cannot be read fails alone
-    for wave in ([r for r in retrievers if not r.startswith("fusion:")], [r for r in retrievers if r.startswith("fusion:")]):
+    for what, wave in (("runs", [r for r in retrievers if not r.startswith("fusion:")]), ("fusion runs", [r for r in retrievers if r.startswith("fusion:")])):
         calls = [(d, domains[d], r, layout.runs, force, cache_dir) for r in wave for d in largest_first(domains)]   # workers idle least
-        done.update(zip([(c[2], c[0]) for c in calls], run_each(_retrieve_pair, calls, pool)))
+        desc = what if pool is not None and calls else None   # one at a time, each retrieval draws its own bars
+        done.update(zip([(c[2], c[0]) for c in calls], run_each(_retrieve_pair, calls, pool, desc=desc, unit="run")))
     return [x for r in retrievers for d in domains for x in done[(r, d)]]
 
 # %% ../nbs/12_results.ipynb #b5eccffa7
@@ -551,7 +560,7 @@ def prepare_results(domains: dict[str, Domain], *,
         external = {n: {"kind": v["kind"], **v["domains"][d]} for n, v in prov.items() if d in v["domains"]}
         calls.append((dom, have, agents, layout.results/d, dict(ks=ks, alpha=alpha, baseline=baseline, dataset=dataset, force=force,
                                                                 external=external, measures=measures)))
-    out.update(zip(order, run_each(_evaluate_domain, calls, pool, desc="evaluate")))
+    out.update(zip(order, run_each(_evaluate_domain, calls, pool, desc="evaluate", unit="domain")))
     return {d: out[d] for d in domains}
 
 # %% ../nbs/12_results.ipynb #b5eccffa21

@@ -344,3 +344,17 @@ def test_the_stages_give_out_the_largest_domain_first_and_keep_the_domains_order
     assert pool.seen == biggest * 3   # retrieval, prf agent, evaluation
     meta = json.loads((layout.agent/"bm25-bright"/"meta.json").read_text())
     assert list(meta["retriever"]["metadata"]) == given
+
+
+def test_a_report_in_workers_shows_each_stage_move(tmp_path):
+    "`brightpro report --jobs 2`: the workers draw no bars, so the command's own bars count the runs, the prf agent's domains, the evaluations and the pages as they finish (before, nothing moved until the results were all written)."
+    from conftest import run_cli
+    r = run_cli("report", "--dataset", "sample", "--domain", "biology,economics,robotics", "--retrievers", "bm25-bright,bm25",
+                "--jobs", "2", "--out", tmp_path/"reports", "--cache-dir", tmp_path/"cache", env={"BRIGHTPRO_PROGRESS": "1"})
+    assert r.returncode == 0, r.stderr
+    bars = {}
+    for line in r.stderr.replace("\r", "\n").splitlines():
+        name, sep, rest = line.partition(": ")
+        if sep and "|" in rest: bars[name.strip()] = rest.split("|")[2].split()[0]   # the last state of each bar: done/total
+    assert bars == {"runs": "6/6", "agent bm25-bright": "3/3", "agent bm25": "3/3", "evaluate": "3/3", "pages": "4/4"}, bars
+    assert "results: biology written" in r.stdout
