@@ -15,12 +15,12 @@ import numpy as np
 # %% auto #0
 __all__ = ['DOMAINS', 'ASPECT_MAPS', 'RACY_NS', 'LOCK_FILE', 'THREAD_VARIABLES', 'REPRODUCIBLE_BLAS', 'parse_domains',
            'BrightproError', 'LazyModule', 'lazy_module', 'FirstUseFrame', 'first_seen_codes', 'arrow_numbers',
-           'quiet_progress', 'progress', 'cache_dir', 'hub_offline', 'check_ks', 'check_alpha', 'check_aspect_map',
-           'atomic_write', 'ragged_arange', 'check_writable_dir', 'check_writable_file', 'check_int', 'one_line',
-           'os_reason', 'hasher', 'bytes_digest', 'text_digest', 'json_ready', 'file_digest', 'json_digest',
-           'file_stamp', 'settled', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock', 'writing',
-           'exit_with_parent', 'fork_or_spawn', 'usable_cores', 'share_cores', 'start_worker', 'reproducible_blas',
-           'require']
+           'quiet_progress', 'progress', 'above_bars', 'cache_dir', 'hub_offline', 'check_ks', 'check_alpha',
+           'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir', 'check_writable_file',
+           'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest', 'json_ready', 'file_digest',
+           'json_digest', 'file_stamp', 'settled', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock',
+           'writing', 'exit_with_parent', 'fork_or_spawn', 'usable_cores', 'share_cores', 'start_worker',
+           'reproducible_blas', 'require']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -101,7 +101,14 @@ def progress(iterable=None, **kwargs):
     flag = os.environ.get("BRIGHTPRO_PROGRESS")
     show = not _QUIET.get() and (flag == "1" or (flag != "0" and sys.stderr.isatty()))
     from tqdm import tqdm   # on first use (0.03 s): scoring and --help draw no bar; tqdm.auto would want ipywidgets in a notebook
+    kwargs.setdefault("leave", None)   # stays when done, unless drawn inside another bar (a domain's inside a stage's): that one is cleared
     return tqdm(iterable, disable=not show, file=sys.stderr, dynamic_ncols=True, **kwargs)
+
+def above_bars(echo, line: str):
+    "`echo(line)` (a line of a command's output, None: nothing) with the progress bars cleared first and drawn again after it, so the line does not run into a bar."
+    if echo is None: return
+    from tqdm import tqdm
+    with tqdm.external_write_mode(): echo(line)
 
 # %% ../nbs/00_core.ipynb #93f5b195
 def cache_dir() -> Path:

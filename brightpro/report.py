@@ -18,7 +18,7 @@ import numpy as np
 from fastcore.basics import patch
 
 from . import __version__
-from .core import (BrightproError, atomic_write, check_alpha, check_int, check_ks, check_writable_dir, file_digest,
+from .core import (above_bars, BrightproError, atomic_write, check_alpha, check_int, check_ks, check_writable_dir, file_digest,
                             fork_or_spawn, folder_lock, json_digest, lazy_module, one_line, os_reason, package_path, parse_domains, progress, replace_folder,
                             exit_with_parent, require, start_worker)
 from .render import format_cell
@@ -478,7 +478,7 @@ def build_pages(tasks: list, jobs: int = 1, echo=None,
     pages, bar = {}, progress(total=len(tasks), desc="pages", unit="page")
     def done(p: Page):
         pages[p.name] = p; bar.update(1)
-        if echo: echo(f"{p.name}: {p.status}" + (f": {p.error}" if p.error else ""))
+        above_bars(echo, f"{p.name}: {p.status}" + (f": {p.error}" if p.error else ""))
     try:
         if pool is None and (jobs == 1 or len(tasks) <= 1):
             with kernel_kept():

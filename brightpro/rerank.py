@@ -14,7 +14,7 @@ import numpy as np
 from fastcore.basics import patch
 
 from . import __version__
-from .core import BrightproError, check_int, json_digest, one_line, progress
+from .core import above_bars, BrightproError, check_int, json_digest, one_line, progress
 from .data import Domain
 from .runs import Run
 from .retriever import Retriever, corpus_hash, ranked_run
@@ -434,5 +434,5 @@ def rerank(domains: dict[str, Domain], # the loaded domains, {name: Domain}
         if dname not in runs: raise BrightproError(f"{path}: no query of {dname}; choose the domains it has with --domain")
         result.append(rerank_domain(domains[dname], runs[dname], reranker, depth=depth, out=out, slug=result.folder.name, force=force,
                                     diversity=diversity, lam=lam, similarity=similarity, source=str(path)))
-        if echo: echo(Reranking.line(result[-1]))
+        above_bars(echo, Reranking.line(result[-1]))
     return result

@@ -143,8 +143,7 @@ def prepare_runs(domains: dict[str, Domain], retrievers, layout: Layout, *,
     done = {}   # one (retriever, domain) at a time: a domain whose documents cannot be read fails alone
     for what, wave in (("runs", [r for r in retrievers if not r.startswith("fusion:")]), ("fusion runs", [r for r in retrievers if r.startswith("fusion:")])):
         calls = [(d, domains[d], r, layout.runs, force, cache_dir) for r in wave for d in largest_first(domains)]   # workers idle least
-        desc = what if pool is not None and calls else None   # one at a time, each retrieval draws its own bars
-        done.update(zip([(c[2], c[0]) for c in calls], run_each(_retrieve_pair, calls, pool, desc=desc, unit="run")))
+        done.update(zip([(c[2], c[0]) for c in calls], run_each(_retrieve_pair, calls, pool, desc=what if calls else None, unit="run")))
     return [x for r in retrievers for d in domains for x in done[(r, d)]]
 
 # %% ../nbs/12_results.ipynb #b5eccffa7
@@ -381,7 +380,7 @@ def prepare_agent(domains: dict[str, Domain], retrievers, layout: Layout, *,
         if force: shutil.rmtree(folder, ignore_errors=True)
         out[r] = "up to date" if agent_done(folder, qids) else "written"
     calls = [(domains, r, layout.agent/run_slug(r), subset, population, cache_dir) for r, v in out.items() if v == "written"]
-    if pool is None: run_each(_prf_agent, calls, None)
+    if pool is None: run_each(_prf_agent, calls, None, desc="prf agents" if calls else None, unit="run")
     else:   # one retriever after another, its domains at once in the workers: one domain (stackoverflow) is most of the work
         for c in calls: _prf_agent(*c, pool=pool)
     return out

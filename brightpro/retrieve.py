@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .core import (BrightproError, atomic_write, check_int, check_writable_dir, file_digest, fork_or_spawn, json_digest, os_reason, progress,
+from .core import (above_bars, BrightproError, atomic_write, check_int, check_writable_dir, file_digest, fork_or_spawn, json_digest, os_reason, progress,
                             quiet_progress, start_worker, cache_dir as default_cache_dir)
 from .data import Domain, analysis_parts, largest_first
 from .runs import Run, score_texts, write_json_run, write_trec_run
@@ -214,7 +214,7 @@ def _retrieve_in_workers(domains: dict, jobs: int, settings: dict, label: str, e
                 failure = failure or e
                 for g in futures: g.cancel()
                 continue
-            if echo: echo(Retrieval.line(done[futures[f]]))
+            above_bars(echo, Retrieval.line(done[futures[f]]))
     if failure: raise failure
     return Retrieval(done[n] for n in domains)
 
@@ -245,5 +245,5 @@ def retrieve(domains: dict[str, Domain], # the loaded domains, {name: Domain} as
     results = Retrieval()
     for domain in progress(domains.values(), total=len(domains), desc=f"retrieve {label}", unit="domain"):
         results.append(retrieve_domain(domain, **settings))
-        if echo: echo(Retrieval.line(results[-1]))    # one line per domain as it finishes
+        above_bars(echo, Retrieval.line(results[-1]))    # one line per domain as it finishes
     return results

@@ -358,3 +358,36 @@ def test_a_report_in_workers_shows_each_stage_move(tmp_path):
         if sep and "|" in rest: bars[name.strip()] = rest.split("|")[2].split()[0]   # the last state of each bar: done/total
     assert bars == {"runs": "6/6", "agent bm25-bright": "3/3", "agent bm25": "3/3", "evaluate": "3/3", "pages": "4/4"}, bars
     assert "results: biology written" in r.stdout
+
+
+def screen(raw: str) -> list[str]:
+    "The lines a terminal shows after `raw`: \\r returns to the line's start, \\n goes down, ESC[A up; text overwrites."
+    import re
+    lines, row, col = [""], 0, 0
+    for tok in re.findall(r"\x1b\[[0-9;]*[A-Za-z]|\r|\n|[^\x1b\r\n]+", raw):
+        if tok == "\r": col = 0
+        elif tok == "\n":
+            row, col = row + 1, 0
+            if row == len(lines): lines.append("")
+        elif tok.startswith("\x1b["):
+            if tok.endswith("A"): row = max(0, row - int(tok[2:-1] or 1))
+            elif tok.endswith("K"): lines[row] = lines[row][:col]
+        else: lines[row] = lines[row][:col] + tok + lines[row][col + len(tok):]; col += len(tok)
+    return [line.rstrip() for line in lines if line.strip()]
+
+
+def test_one_at_a_time_the_screen_keeps_a_line_per_stage_and_each_output_line_whole(tmp_path):
+    "`brightpro report` with one job on a terminal: the bars of each retrieval, search and agent domain are cleared as they end, inside the stage's bar; the stages' bars stay; every line the command prints stands alone, not run into a bar."
+    import subprocess, sys
+    cmd = [sys.executable, "-m", "brightpro.cli", "report", "--dataset", "sample", "--domain", "biology,economics,robotics",
+           "--retrievers", "bm25-bright,bm25", "--out", str(tmp_path/"reports"), "--cache-dir", str(tmp_path/"cache")]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "BRIGHTPRO_PROGRESS": "1"},
+                       timeout=600)   # one stream, as a terminal shows both
+    out = r.stdout.decode("utf-8", "replace")
+    assert r.returncode == 0, out
+    shown = screen(out)
+    bars = [line.split(":")[0] for line in shown if "|" in line and "%" in line]
+    assert bars == ["runs", "prf agents", "evaluate", "pages", "pages"], shown   # the domain pages, then the summary
+    for d in ("biology", "economics", "robotics"):
+        assert f"{d}: built" in shown and f"{d}: built -> {d}/report.html" in shown, shown
+    assert "summary: built" in shown and shown[-1] == "index: index.html", shown
