@@ -15,8 +15,8 @@ from pathlib import Path
 from fastcore.basics import patch
 
 from . import __version__
-from .core import (DOMAINS, BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, one_line, progress, quiet_progress, require, writing,
-                            cache_dir as default_cache_dir)
+from .core import (DOMAINS, BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, one_line, progress, quiet_progress, require, wait_each,
+                            writing, cache_dir as default_cache_dir)
 from .data import Domain, available_domains, largest_first
 from .retriever import Retriever
 from .bm25 import lucene_idf, lucene_terms_each, lucene_tokens
@@ -758,12 +758,7 @@ def run_agent(domains: dict[str, Domain], # the loaded domains to run, {name: Do
         if pool is not None and isinstance(retriever, str) and isinstance(agent, PRFPolicy):   # no model client to carry to a worker
             futures = {name: pool.submit(_agent_domain, retriever, domains[name], agent, chosen[name], out, k=k, snippet_tokens=snippet_tokens,
                                          tokenizer=tokenizer, cache_dir=cache_dir or default_cache_dir(), **how) for name in largest_first(domains)}
-            try:
-                with progress(total=len(futures), desc=f"agent {retriever}", unit="domain") as bar:   # the workers draw no bars
-                    for f in as_completed(futures.values()): f.result(); bar.update(1)   # the first domain to fail stops the run
-            except BaseException:
-                for f in futures.values(): f.cancel()   # the domains not started are not started
-                raise
+            wait_each(list(futures.values()), f"agent {retriever}", "domain")   # the first domain to fail stops the run
             for name in domains:   # meta.json in the domains' order, as one after another writes it
                 meta["retriever"]["metadata"][name], summary = futures[name].result(); write_meta(out, meta); summaries.append(summary)
             return AgentRun(out, meta, summaries)

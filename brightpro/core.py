@@ -15,12 +15,12 @@ import numpy as np
 # %% auto #0
 __all__ = ['DOMAINS', 'ASPECT_MAPS', 'RACY_NS', 'LOCK_FILE', 'THREAD_VARIABLES', 'REPRODUCIBLE_BLAS', 'parse_domains',
            'BrightproError', 'LazyModule', 'lazy_module', 'FirstUseFrame', 'first_seen_codes', 'arrow_numbers',
-           'quiet_progress', 'progress', 'above_bars', 'cache_dir', 'hub_offline', 'check_ks', 'check_alpha',
-           'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir', 'check_writable_file',
-           'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest', 'json_ready', 'file_digest',
-           'json_digest', 'file_stamp', 'settled', 'nan_mean', 'replace_folder', 'package_path', 'folder_lock',
-           'writing', 'exit_with_parent', 'fork_or_spawn', 'usable_cores', 'share_cores', 'start_worker',
-           'reproducible_blas', 'require']
+           'quiet_progress', 'progress', 'above_bars', 'wait_each', 'cache_dir', 'hub_offline', 'check_ks',
+           'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
+           'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest',
+           'json_ready', 'file_digest', 'json_digest', 'file_stamp', 'settled', 'nan_mean', 'replace_folder',
+           'package_path', 'folder_lock', 'writing', 'exit_with_parent', 'fork_or_spawn', 'usable_cores', 'share_cores',
+           'start_worker', 'reproducible_blas', 'require']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -109,6 +109,21 @@ def above_bars(echo, line: str):
     if echo is None: return
     from tqdm import tqdm
     with tqdm.external_write_mode(): echo(line)
+
+# %% ../nbs/00_core.ipynb #16db9ad5
+def wait_each(futures: list, desc: str | None = None, unit: str = "task"):
+    "Wait for an executor's `futures`, a progress bar `desc` counting them as they finish (none without `desc` or futures); the first to fail raises, and those not started are cancelled."
+    from concurrent.futures import as_completed
+    bar = progress(total=len(futures), desc=desc, unit=unit) if desc and futures else None
+    try:
+        for f in as_completed(futures):
+            f.result()
+            if bar is not None: bar.update(1)
+    except BaseException:
+        for f in futures: f.cancel()
+        raise
+    finally:
+        if bar is not None: bar.close()
 
 # %% ../nbs/00_core.ipynb #93f5b195
 def cache_dir() -> Path:

@@ -8,7 +8,6 @@ Docs: https://brightpro.github.io/brightpro/results.html.md"""
 from __future__ import annotations
 import json, re, shutil
 from collections import defaultdict
-from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from fastcore.basics import patch
 
 from . import __version__
 from .core import (DOMAINS, BrightproError, cache_dir as default_cache_dir, atomic_write, check_alpha, check_ks,
-                            file_digest, json_digest, lazy_module, one_line, progress, quiet_progress, replace_folder)
+                            file_digest, json_digest, lazy_module, one_line, progress, quiet_progress, replace_folder, wait_each)
 from .data import Domain, largest_first, load_domains
 from .runs import Run, id_hashes
 from .metrics import MEASURE_NAMES, METRICS, parse_measures
@@ -115,19 +114,10 @@ def _quietly(fn, *args):
 
 def run_each(fn, calls: list, pool=None, desc: str | None = None, unit: str = "task") -> list:
     "`fn(*args)` for each of `calls` (argument tuples): in the executor `pool`'s workers at once, else here one at a time; a progress bar `desc` counts them as they finish; the results in the order of `calls`."
-    if pool is None: return [fn(*a) for a in (progress(calls, desc=desc, unit=unit) if desc else calls)]
+    if pool is None: return [fn(*a) for a in (progress(calls, desc=desc, unit=unit) if desc and calls else calls)]
     futures = [pool.submit(_quietly, fn, *a) for a in calls]
-    bar = progress(total=len(futures), desc=desc, unit=unit) if desc else None   # the workers draw none: this one shows the stage move
-    try:
-        for f in as_completed(futures):
-            f.result()   # the first task to fail stops the stage
-            if bar is not None: bar.update(1)
-        return [f.result() for f in futures]
-    except BaseException:
-        for f in futures: f.cancel()   # the tasks not started are not started
-        raise
-    finally:
-        if bar is not None: bar.close()
+    wait_each(futures, desc, unit)   # the first task to fail stops the stage
+    return [f.result() for f in futures]
 
 # %% ../nbs/12_results.ipynb #b551871c
 def _retrieve_pair(d: str, dom: Domain, r: str, out, force: bool, cache_dir) -> list:
@@ -143,7 +133,7 @@ def prepare_runs(domains: dict[str, Domain], retrievers, layout: Layout, *,
     done = {}   # one (retriever, domain) at a time: a domain whose documents cannot be read fails alone
     for what, wave in (("runs", [r for r in retrievers if not r.startswith("fusion:")]), ("fusion runs", [r for r in retrievers if r.startswith("fusion:")])):
         calls = [(d, domains[d], r, layout.runs, force, cache_dir) for r in wave for d in largest_first(domains)]   # workers idle least
-        done.update(zip([(c[2], c[0]) for c in calls], run_each(_retrieve_pair, calls, pool, desc=what if calls else None, unit="run")))
+        done.update(zip([(c[2], c[0]) for c in calls], run_each(_retrieve_pair, calls, pool, desc=what, unit="run")))
     return [x for r in retrievers for d in domains for x in done[(r, d)]]
 
 # %% ../nbs/12_results.ipynb #b5eccffa7
@@ -380,7 +370,7 @@ def prepare_agent(domains: dict[str, Domain], retrievers, layout: Layout, *,
         if force: shutil.rmtree(folder, ignore_errors=True)
         out[r] = "up to date" if agent_done(folder, qids) else "written"
     calls = [(domains, r, layout.agent/run_slug(r), subset, population, cache_dir) for r, v in out.items() if v == "written"]
-    if pool is None: run_each(_prf_agent, calls, None, desc="prf agents" if calls else None, unit="run")
+    if pool is None: run_each(_prf_agent, calls, None, desc="prf agents", unit="run")
     else:   # one retriever after another, its domains at once in the workers: one domain (stackoverflow) is most of the work
         for c in calls: _prf_agent(*c, pool=pool)
     return out
