@@ -15,7 +15,7 @@ from pathlib import Path
 from fastcore.basics import patch
 
 from . import __version__
-from .core import (DOMAINS, BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, one_line, progress, quiet_progress, require, wait_each,
+from .core import (DOMAINS, BrightproError, atomic_write, check_int, check_writable_dir, folder_lock, one_line, progress, quiet_progress, require, wait_each, worker_progress,
                             writing, cache_dir as default_cache_dir)
 from .data import Domain, available_domains, largest_first
 from .retriever import Retriever
@@ -770,6 +770,6 @@ def run_agent(domains: dict[str, Domain], # the loaded domains to run, {name: Do
 
 def _agent_domain(retriever: str, domain: Domain, agent, qids: list[str], out, *, k, snippet_tokens, tokenizer, cache_dir, **how) -> tuple[dict, dict]:
     "One domain of `run_agent` in a worker: (the retriever's metadata, the domain's summary)."
-    with quiet_progress():
+    with worker_progress(domain.name):   # its bars (the index, the queries) drawn by the parent
         tool = SearchTool(retriever, domain, k=k, snippet_tokens=snippet_tokens, tokenizer=tokenizer, cache_dir=cache_dir)
         return tool.retriever.metadata(), run_domain(tool, agent, qids, out, **how)

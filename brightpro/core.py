@@ -6,7 +6,7 @@ Docs: https://brightpro.github.io/brightpro/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #4dbce5c9
 from __future__ import annotations
-import contextvars, errno, fcntl, hashlib, importlib, importlib.resources, json, math, os, shutil, signal, sys, tempfile, threading, time, types
+import contextvars, errno, fcntl, functools, hashlib, importlib, importlib.resources, json, math, os, shutil, signal, sys, tempfile, threading, time, types
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -15,12 +15,12 @@ import numpy as np
 # %% auto #0
 __all__ = ['DOMAINS', 'ASPECT_MAPS', 'RACY_NS', 'LOCK_FILE', 'THREAD_VARIABLES', 'REPRODUCIBLE_BLAS', 'parse_domains',
            'BrightproError', 'LazyModule', 'lazy_module', 'FirstUseFrame', 'first_seen_codes', 'arrow_numbers',
-           'quiet_progress', 'progress', 'above_bars', 'wait_each', 'cache_dir', 'hub_offline', 'check_ks',
-           'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange', 'check_writable_dir',
-           'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest', 'text_digest',
-           'json_ready', 'file_digest', 'json_digest', 'file_stamp', 'settled', 'nan_mean', 'replace_folder',
-           'package_path', 'folder_lock', 'writing', 'exit_with_parent', 'fork_or_spawn', 'usable_cores', 'share_cores',
-           'start_worker', 'reproducible_blas', 'require']
+           'quiet_progress', 'bars_shown', 'progress', 'above_bars', 'wait_each', 'worker_progress', 'worker_bars',
+           'cache_dir', 'hub_offline', 'check_ks', 'check_alpha', 'check_aspect_map', 'atomic_write', 'ragged_arange',
+           'check_writable_dir', 'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest',
+           'text_digest', 'json_ready', 'file_digest', 'json_digest', 'file_stamp', 'settled', 'nan_mean',
+           'replace_folder', 'package_path', 'folder_lock', 'writing', 'exit_with_parent', 'fork_or_spawn',
+           'usable_cores', 'share_cores', 'start_worker', 'reproducible_blas', 'require']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -87,22 +87,26 @@ def arrow_numbers(a) -> np.ndarray:
     return np.frombuffer(a.buffers()[1], a.type.to_pandas_dtype())[a.offset: a.offset + len(a)]
 
 # %% ../nbs/00_core.ipynb #5da051c5
-_QUIET = contextvars.ContextVar("brightpro_quiet_progress", default=False)
+_BARS = contextvars.ContextVar("brightpro_bars", default="draw")   # 'draw', 'quiet', or ('relay', label) in a worker's task
 
 @contextmanager
 def quiet_progress(quiet: bool = True):
     "Within the block, in this thread only, `progress` draws no bar (whatever BRIGHTPRO_PROGRESS says)."
-    token = _QUIET.set(quiet)
+    token = _BARS.set("quiet" if quiet else "draw")
     try: yield
-    finally: _QUIET.reset(token)
+    finally: _BARS.reset(token)
+
+def bars_shown() -> bool:
+    "Whether `progress` draws bars here: stderr is a terminal or BRIGHTPRO_PROGRESS=1 (not 0), and not under `quiet_progress`."
+    flag = os.environ.get("BRIGHTPRO_PROGRESS")
+    return _BARS.get() == "draw" and (flag == "1" or (flag != "0" and sys.stderr.isatty()))
 
 def progress(iterable=None, **kwargs):
-    "A tqdm progress bar on stderr, shown only when stderr is a terminal or BRIGHTPRO_PROGRESS=1, and not under `quiet_progress`."
-    flag = os.environ.get("BRIGHTPRO_PROGRESS")
-    show = not _QUIET.get() and (flag == "1" or (flag != "0" and sys.stderr.isatty()))
+    "A tqdm progress bar on stderr, shown only where `bars_shown`; in a worker's task (`worker_progress`) it goes to the parent, which draws it."
+    if isinstance(mode := _BARS.get(), tuple): return _relayed_bar()(iterable, label=mode[1], **kwargs)
     from tqdm import tqdm   # on first use (0.03 s): scoring and --help draw no bar; tqdm.auto would want ipywidgets in a notebook
     kwargs.setdefault("leave", None)   # stays when done, unless drawn inside another bar (a domain's inside a stage's): that one is cleared
-    return tqdm(iterable, disable=not show, file=sys.stderr, dynamic_ncols=True, **kwargs)
+    return tqdm(iterable, disable=not bars_shown(), file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 def above_bars(echo, line: str):
     "`echo(line)` (a line of a command's output, None: nothing) with the progress bars cleared first and drawn again after it, so the line does not run into a bar."
@@ -124,6 +128,87 @@ def wait_each(futures: list, desc: str | None = None, unit: str = "task"):
         raise
     finally:
         if bar is not None: bar.close()
+
+# %% ../nbs/00_core.ipynb #ac8ecf9b
+_RELAY = None   # in a worker process: the pipe its bars go to (`worker_bars`), set by its pool's initializer (`start_worker`)
+_MESSAGE_MAX = 512   # bytes: below PIPE_BUF (at least 512 by POSIX), so a message is one atomic write
+
+class _Nowhere:
+    "The file of a relayed bar: the parent draws it."
+    def write(self, s): pass
+    def flush(self): pass
+
+@functools.cache
+def _relayed_bar():
+    "The class of a worker's bar that sends its state to the parent instead of drawing it (made on first use: tqdm is imported only to draw)."
+    from tqdm import tqdm
+    class RelayedBar(tqdm):
+        def __init__(self, iterable=None, label: str = "", **kwargs):
+            self._key, self._label = f"{os.getpid()}.{id(self)}", label
+            kwargs.update(file=_Nowhere(), leave=False, mininterval=max(0.5, kwargs.get("mininterval") or 0))   # twice a second at most
+            super().__init__(iterable, **kwargs)
+        def _send(self, message: tuple):
+            import pickle
+            data = pickle.dumps(message)
+            if len(data) > _MESSAGE_MAX: return   # a name so long it would not fit one atomic write: not drawn
+            try: _RELAY.send_bytes(data)
+            except (OSError, ValueError, AttributeError): pass   # the parent stopped listening: the work goes on
+        def display(self, msg=None, pos=None):
+            if self.total == 1: return   # one step: the task's own line says as much
+            name = self.desc if self._label in self.desc else f"{self._label}: {self.desc}" if self.desc else self._label
+            self._send(("show", self._key, name[:200], self.n, self.total, self.unit[:20]))
+        def close(self):
+            if self.disable: return
+            super().close()
+            if self.total != 1: self._send(("close", self._key))
+    return RelayedBar
+
+@contextmanager
+def worker_progress(label: str = ""):
+    "A worker's task: within the block, in this thread, `progress` bars go to the parent (named `label: desc`) where `worker_bars` draws them; without a pipe, no bar is drawn."
+    token = _BARS.set(("relay", label) if _RELAY is not None else "quiet")
+    try: yield
+    finally: _BARS.reset(token)
+
+# %% ../nbs/00_core.ipynb #85592070
+def _draw_one(bars: dict, lines: dict, message: tuple):
+    "Draw one message of a worker's bar: its state ('show') or its end ('close')."
+    kind, key, *state = message
+    if kind == "close":
+        if key in bars: bars.pop(key).close(); lines.pop(key)
+        return
+    name, n, total, unit = state
+    if key not in bars:   # its own line below the stage's, fixed: the next stage's bar still takes the top one
+        lines[key] = min(set(range(1, len(lines) + 2)) - set(lines.values()))
+        bars[key] = progress(total=total, desc=name, unit=unit, leave=False, position=lines[key])
+    bars[key].desc, bars[key].total = name, total
+    bars[key].update(n - bars[key].n)
+
+def _draw_relayed(reader):
+    "The parent's side of `worker_bars`: each worker bar drawn as its messages come, until a None."
+    import pickle
+    bars, lines = {}, {}
+    try:
+        while (message := pickle.loads(reader.recv_bytes())) is not None:
+            try: _draw_one(bars, lines, message)
+            except Exception: pass   # a bar that cannot be drawn is left out; the pipe is still read, so no worker waits on it
+    except (EOFError, OSError): pass   # every end of the pipe closed
+    finally:
+        for bar in bars.values(): bar.close()
+
+@contextmanager
+def worker_bars(context):
+    "While inside: the writing end of a pipe for the workers of a pool of multiprocessing `context` to send their bars to (give it to `start_worker`), drawn here by a thread; None where this process draws no bars."
+    if not bars_shown():
+        yield None
+        return
+    reader, writer = context.Pipe(duplex=False)
+    drawer = threading.Thread(target=_draw_relayed, args=(reader,), name="brightpro worker bars", daemon=True)
+    drawer.start()
+    try: yield writer
+    finally:
+        import pickle
+        writer.send_bytes(pickle.dumps(None)); drawer.join(); writer.close(); reader.close()
 
 # %% ../nbs/00_core.ipynb #93f5b195
 def cache_dir() -> Path:
@@ -371,10 +456,12 @@ def share_cores(jobs: int) -> int:
     if "torch" in sys.modules: sys.modules["torch"].set_num_threads(n)     # already loaded (a spawned worker imports nothing first)
     return n
 
-def start_worker(parent: int, jobs: int):
-    "A pool's initializer: end with the parent (`exit_with_parent`) and take this worker's share of the cores (`share_cores`)."
+def start_worker(parent: int, jobs: int, relay=None):
+    "A pool's initializer: end with the parent (`exit_with_parent`), take this worker's share of the cores (`share_cores`), and send its tasks' bars to `relay` (`worker_bars`)."
+    global _RELAY
     exit_with_parent(parent)
     share_cores(jobs)
+    _RELAY = relay
 
 # %% ../nbs/00_core.ipynb #0c602944
 REPRODUCIBLE_BLAS = {"MKL_CBWR": "AUTO,STRICT"}   # MKL: its best code path for this CPU, the same sums for any thread count

@@ -16,7 +16,7 @@ from fastcore.basics import patch
 
 from . import __version__
 from .core import (DOMAINS, BrightproError, cache_dir as default_cache_dir, atomic_write, check_alpha, check_ks,
-                            file_digest, json_digest, lazy_module, one_line, progress, quiet_progress, replace_folder, wait_each)
+                            file_digest, json_digest, lazy_module, one_line, progress, replace_folder, wait_each, worker_progress)
 from .data import Domain, largest_first, load_domains
 from .runs import Run, id_hashes
 from .metrics import MEASURE_NAMES, METRICS, parse_measures
@@ -109,13 +109,15 @@ def query_table(domain) -> pd.DataFrame:
                          "gold": [len(domain.gold[q]) for q in domain.qids]})
 
 # %% ../nbs/12_results.ipynb #a7e31c52
-def _quietly(fn, *args):
-    with quiet_progress(): return fn(*args)   # a worker's bars would cross the parent's
+def _in_worker(label: str, fn, *args):
+    with worker_progress(label): return fn(*args)   # the parent draws the worker's bars
 
-def run_each(fn, calls: list, pool=None, desc: str | None = None, unit: str = "task") -> list:
+def run_each(fn, calls: list, pool=None, desc: str | None = None, unit: str = "task",
+             labels: list[str] | None = None, # each call's name on the bars its worker draws (default: none)
+            ) -> list:
     "`fn(*args)` for each of `calls` (argument tuples): in the executor `pool`'s workers at once, else here one at a time; a progress bar `desc` counts them as they finish; the results in the order of `calls`."
     if pool is None: return [fn(*a) for a in (progress(calls, desc=desc, unit=unit) if desc and calls else calls)]
-    futures = [pool.submit(_quietly, fn, *a) for a in calls]
+    futures = [pool.submit(_in_worker, label, fn, *a) for label, a in zip(labels or [""] * len(calls), calls)]
     wait_each(futures, desc, unit)   # the first task to fail stops the stage
     return [f.result() for f in futures]
 
@@ -133,7 +135,8 @@ def prepare_runs(domains: dict[str, Domain], retrievers, layout: Layout, *,
     done = {}   # one (retriever, domain) at a time: a domain whose documents cannot be read fails alone
     for what, wave in (("runs", [r for r in retrievers if not r.startswith("fusion:")]), ("fusion runs", [r for r in retrievers if r.startswith("fusion:")])):
         calls = [(d, domains[d], r, layout.runs, force, cache_dir) for r in wave for d in largest_first(domains)]   # workers idle least
-        done.update(zip([(c[2], c[0]) for c in calls], run_each(_retrieve_pair, calls, pool, desc=what, unit="run")))
+        done.update(zip([(c[2], c[0]) for c in calls], run_each(_retrieve_pair, calls, pool, desc=what, unit="run",
+                                                                    labels=[c[0] for c in calls])))
     return [x for r in retrievers for d in domains for x in done[(r, d)]]
 
 # %% ../nbs/12_results.ipynb #b5eccffa7

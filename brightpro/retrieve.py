@@ -14,7 +14,7 @@ import numpy as np
 
 from . import __version__
 from .core import (above_bars, BrightproError, atomic_write, check_int, check_writable_dir, file_digest, fork_or_spawn, json_digest, os_reason, progress,
-                            quiet_progress, start_worker, cache_dir as default_cache_dir)
+                            start_worker, worker_bars, worker_progress, cache_dir as default_cache_dir)
 from .data import Domain, analysis_parts, largest_first
 from .runs import Run, score_texts, write_json_run, write_trec_run
 from .retriever import Retriever, corpus_hash
@@ -197,15 +197,16 @@ def _check_domains(domains) -> dict:
 
 # %% ../nbs/06_retrieve.ipynb #77fde6c2
 def _retrieve_one(domain: Domain, settings: dict) -> dict:
-    "What a worker does: `retrieve_domain` for one domain, without progress bars (the parent's is the one shown)."
-    with quiet_progress(): return retrieve_domain(domain, **settings, analyzer_thread=False)   # the workers fill the cores
+    "What a worker does: `retrieve_domain` for one domain, its bars drawn by the parent under the domain's name."
+    with worker_progress(domain.name): return retrieve_domain(domain, **settings, analyzer_thread=False)   # the workers fill the cores
 
 def _retrieve_in_workers(domains: dict, jobs: int, settings: dict, label: str, echo) -> Retrieval:
     "`_retrieve_one` for each domain, largest first, in `jobs` worker processes (each with its share of the cores); the results in the order of `domains`."
     done, failure, workers = {}, None, min(jobs, len(domains))
     parts = analysis_parts(domains, jobs)   # a corpus in parts only where it would hold up the pool
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(fork_or_spawn()),
-                             initializer=start_worker, initargs=(os.getpid(), workers)) as pool:
+    context = multiprocessing.get_context(fork_or_spawn())
+    with worker_bars(context) as relay, ProcessPoolExecutor(workers, mp_context=context, initializer=start_worker,
+                                                            initargs=(os.getpid(), workers, relay)) as pool:
         futures = {pool.submit(_retrieve_one, domains[n], {**settings, "index_jobs": parts[n]}): n for n in largest_first(domains)}
         for f in progress(as_completed(futures), total=len(futures), desc=f"retrieve {label}", unit="domain"):
             if f.cancelled(): continue

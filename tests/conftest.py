@@ -97,3 +97,19 @@ def scripted_agent_and_judge(request: dict, cited: str = "") -> dict:
         first = json.loads(next(m for m in msgs if m["role"] == "tool")["content"])[0]["docid"]
         return text_reply(f"Cutting releases a gas [{first}]{cited}. Answer: a gas. Confidence: 80%")
     return text_reply("Answer: a gas. Confidence: 70%")
+
+
+def screen(raw: str) -> list[str]:
+    "The lines a terminal shows after `raw`: \\r returns to the line's start, \\n goes down, ESC[A up; text overwrites."
+    import re
+    lines, row, col = [""], 0, 0
+    for tok in re.findall(r"\x1b\[[0-9;]*[A-Za-z]|\r|\n|[^\x1b\r\n]+", raw):
+        if tok == "\r": col = 0
+        elif tok == "\n":
+            row, col = row + 1, 0
+            if row == len(lines): lines.append("")
+        elif tok.startswith("\x1b["):
+            if tok.endswith("A"): row = max(0, row - int(tok[2:-1] or 1))
+            elif tok.endswith("K"): lines[row] = lines[row][:col]
+        else: lines[row] = lines[row][:col] + tok + lines[row][col + len(tok):]; col += len(tok)
+    return [line.rstrip() for line in lines if line.strip()]

@@ -15,6 +15,7 @@ from brightpro.data import load_domain
 from brightpro.report import build_page, build_report
 from brightpro.results import RESULT_FILES, Layout, domain_runs, read_results, write_results
 from brightpro.tables import FULL_QUERIES
+from conftest import screen
 
 DOMAINS = ["biology", "economics"]
 RETRIEVERS = ["bm25-bright", "bm25"]
@@ -346,34 +347,24 @@ def test_the_stages_give_out_the_largest_domain_first_and_keep_the_domains_order
     assert list(meta["retriever"]["metadata"]) == given
 
 
-def test_a_report_in_workers_shows_each_stage_move(tmp_path):
-    "`brightpro report --jobs 2`: the workers draw no bars, so the command's own bars count the runs, the prf agent's domains, the evaluations and the pages as they finish (before, nothing moved until the results were all written)."
-    from conftest import run_cli
-    r = run_cli("report", "--dataset", "sample", "--domain", "biology,economics,robotics", "--retrievers", "bm25-bright,bm25",
-                "--jobs", "2", "--out", tmp_path/"reports", "--cache-dir", tmp_path/"cache", env={"BRIGHTPRO_PROGRESS": "1"})
-    assert r.returncode == 0, r.stderr
+def test_a_report_in_workers_shows_each_stage_move_and_what_each_worker_does(tmp_path):
+    "`brightpro report --jobs 2`: the command's own bars count the runs, the prf agent's domains, the evaluations and the pages as they finish; what a task draws in its worker (a corpus tokenized, a search, an agent's queries) is drawn below them under the domain's name, and cleared when it ends (before, the workers drew nothing)."
+    import re, subprocess, sys
+    cmd = [sys.executable, "-m", "brightpro.cli", "report", "--dataset", "sample", "--domain", "biology,economics,robotics", "--retrievers",
+           "bm25-bright,bm25", "--jobs", "2", "--out", str(tmp_path/"reports"), "--cache-dir", str(tmp_path/"cache")]
+    r = subprocess.run(cmd, capture_output=True, env={**os.environ, "BRIGHTPRO_PROGRESS": "1"}, timeout=600)   # bytes: the bars' \r kept
+    err, out = r.stderr.decode("utf-8", "replace"), r.stdout.decode("utf-8", "replace")
+    assert r.returncode == 0, err
     bars = {}
-    for line in r.stderr.replace("\r", "\n").splitlines():
+    for line in screen(err):   # what stays on the screen: one bar per stage, each at its end
         name, sep, rest = line.partition(": ")
-        if sep and "|" in rest: bars[name.strip()] = rest.split("|")[2].split()[0]   # the last state of each bar: done/total
+        if sep and "|" in rest: bars[name.strip()] = rest.split("|")[2].split()[0]
     assert bars == {"runs": "6/6", "agent bm25-bright": "3/3", "agent bm25": "3/3", "evaluate": "3/3", "pages": "4/4"}, bars
-    assert "results: biology written" in r.stdout
-
-
-def screen(raw: str) -> list[str]:
-    "The lines a terminal shows after `raw`: \\r returns to the line's start, \\n goes down, ESC[A up; text overwrites."
-    import re
-    lines, row, col = [""], 0, 0
-    for tok in re.findall(r"\x1b\[[0-9;]*[A-Za-z]|\r|\n|[^\x1b\r\n]+", raw):
-        if tok == "\r": col = 0
-        elif tok == "\n":
-            row, col = row + 1, 0
-            if row == len(lines): lines.append("")
-        elif tok.startswith("\x1b["):
-            if tok.endswith("A"): row = max(0, row - int(tok[2:-1] or 1))
-            elif tok.endswith("K"): lines[row] = lines[row][:col]
-        else: lines[row] = lines[row][:col] + tok + lines[row][col + len(tok):]; col += len(tok)
-    return [line.rstrip() for line in lines if line.strip()]
+    drawn = set(re.findall(r"([a-z_]+): (bm25-bright tokenizing|bm25-bright search):", err))
+    domains = {"biology", "economics", "robotics"}
+    assert {(d, w) for d in domains for w in ("bm25-bright tokenizing", "bm25-bright search")} <= drawn, sorted(drawn)
+    assert domains <= set(re.findall(r"agent ([a-z_]+): ", err)) - {"bm25-bright", "bm25"}   # each domain's queries, as the agent runs them
+    assert "results: biology written" in out
 
 
 def test_one_at_a_time_the_screen_keeps_a_line_per_stage_and_each_output_line_whole(tmp_path):

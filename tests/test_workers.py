@@ -2,6 +2,7 @@
 import os, subprocess, sys
 
 import pytest
+from conftest import screen
 
 torch = pytest.importorskip("torch", reason="the dense extra (torch) is not installed")
 
@@ -57,3 +58,52 @@ def test_one_thread_and_two_encode_the_same_bits():
         assert r.returncode == 0, r.stderr[-2000:]
         return r.stdout.split()[-1]
     assert digest(1) == digest(2)
+
+
+TASKS = """
+import os, sys, time
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from brightpro.core import progress, start_worker, worker_bars, worker_progress
+
+def count(label, n):
+    with worker_progress(label):
+        for _ in progress(range(n), desc="counting", unit="step"): time.sleep(0.2)
+    return os.getpid()
+
+if __name__ == "__main__":
+    context = multiprocessing.get_context(sys.argv[1])
+    with worker_bars(context) as relay, ProcessPoolExecutor(2, mp_context=context, initializer=start_worker, initargs=(os.getpid(), 2, relay)) as pool:
+        print(len(set(pool.map(count, ["biology", "robotics", "economics"], [4, 4, 4]))) >= 1)
+"""
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_worker_processes_bars_are_drawn_by_the_parent_under_their_tasks_names(tmp_path, method):
+    "Workers started either way send their bars through `worker_bars`' pipe: the parent draws each under its task's name, moving, and clears it; with BRIGHTPRO_PROGRESS=0 nothing is drawn."
+    import re
+    script = tmp_path/"tasks.py"   # a file: spawned workers import the script's functions from it
+    script.write_text(TASKS)
+    def run(flag):
+        r = subprocess.run([sys.executable, str(script), method], capture_output=True, timeout=300,   # bytes: the bars' \r kept
+                           env={**os.environ, "BRIGHTPRO_PROGRESS": flag, "PYTHONPATH": os.pathsep.join(sys.path)})
+        assert r.returncode == 0 and r.stdout.split() == [b"True"], r.stderr[-2000:]
+        return r.stderr.decode("utf-8", "replace")
+    drawn = run("1")
+    for task in ("biology", "robotics", "economics"):
+        states = re.findall(rf"{task}: counting: +\d+%\|[^|]*\| (\d)/4", drawn)
+        assert states and states[0] == "0" and len(set(states)) > 1, (task, states)   # drawn from the start, and moving
+    assert not [line for line in screen(drawn) if "counting" in line]   # each cleared when its task ended
+    assert "counting" not in run("0")
+
+
+def test_retrieve_in_workers_draws_each_domains_tokenizing_and_search(tmp_path):
+    "`brightpro retrieve --jobs 2` on a terminal: below the bar that counts the domains, each worker's tokenizing and search under its domain's name."
+    import re
+    cmd = [sys.executable, "-m", "brightpro.cli", "retrieve", "--retriever", "bm25-bright", "--dataset", "sample", "--domain", "biology,economics",
+           "--jobs", "2", "--out", str(tmp_path/"runs"), "--cache-dir", str(tmp_path/"cache")]
+    r = subprocess.run(cmd, capture_output=True, timeout=300, env={**os.environ, "BRIGHTPRO_PROGRESS": "1"})
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 0, err
+    assert {(d, w) for d in ("biology", "economics") for w in ("tokenizing", "search")} <= set(re.findall(r"([a-z_]+): bm25-bright (tokenizing|search):", err)), err
+    assert [line.split(":")[0] for line in screen(err) if "|" in line] == ["retrieve bm25-bright"]   # the workers' bars cleared
