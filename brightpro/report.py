@@ -762,7 +762,7 @@ def check_report_settings(dataset, domains, *, retrievers, agent, jobs, k_values
 
 # %% ../nbs/12b_report.ipynb #b5eccffa42
 def _domain_pages(layout, s, evaluated: dict, force, echo, pool=None) -> tuple[list[Page], tuple | None]:
-    "Stage 4: a page per domain (failed at once when its evaluation failed); with workers (`pool`), the summary beside them, over the domains with results: (those domains, its Page), else None."
+    "Stage 4: a page per domain (failed at once when its evaluation failed), and the summary after them under the same bar (beside them with workers, `pool`), over the domains with results: (those domains, its Page), else None."
     pages, tasks = {}, []
     ready = [d for d in s["domains"] if results_ready(evaluated[d])]   # the pages the navigation bar can link
     for d in s["domains"]:
@@ -770,7 +770,7 @@ def _domain_pages(layout, s, evaluated: dict, force, echo, pool=None) -> tuple[l
         task = page_task(d, layout, s, [d], force, nav=ready)
         if task is None: pages[d] = Page(d, "up to date")
         else: tasks.append(task)
-    summary = page_task("summary", layout, s, ready, force) if pool is not None and ready else None   # a worker would wait for it alone
+    summary = page_task("summary", layout, s, ready, force) if ready else None   # one bar for all the pages; a worker would wait for it alone
     for p in build_pages(tasks + [summary] if summary else tasks, s["jobs"], echo, pool): pages[p.name] = p
     return [pages[d] for d in s["domains"]], ((ready, pages["summary"]) if summary else None)
 

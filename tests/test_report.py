@@ -378,7 +378,8 @@ def test_one_at_a_time_the_screen_keeps_a_line_per_stage_and_each_output_line_wh
     assert r.returncode == 0, out
     shown = screen(out)
     bars = [line.split(":")[0] for line in shown if "|" in line and "%" in line]
-    assert bars == ["runs", "prf agents", "evaluate", "pages", "pages"], shown   # the domain pages, then the summary
+    assert bars == ["runs", "prf agents", "evaluate", "pages"], shown   # the domain pages and the summary under one bar
+    assert [line for line in shown if line.startswith("pages:")][0].split("|")[2].split()[0] == "4/4", shown
     for d in ("biology", "economics", "robotics"):
         assert f"{d}: built" in shown and f"{d}: built -> {d}/report.html" in shown, shown
     assert "summary: built" in shown and shown[-1] == "index: index.html", shown
