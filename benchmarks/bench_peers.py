@@ -381,6 +381,12 @@ def tiny_collection(work: Path) -> Path:
     return folder
 
 
+def retrieve_cmd(py, root, args, work: Path, jobs: int) -> list:
+    "`brightpro retrieve` of bm25-bright over the domains with `jobs` workers, into the run's folders for that many jobs."
+    return [py, "-m", "brightpro.cli", "retrieve", "--dataset", root, "--domain", ",".join(args.domains), "--retriever", "bm25-bright",
+            "--top", args.k, "--out", work/f"runs{jobs}", "--cache-dir", work/f"bp-cache{jobs}", "--force", "--jobs", jobs]
+
+
 def measure_brightpro(args, root, py, work: Path) -> dict:
     "brightpro's side: start-up, the library in one process and in worker processes, `retrieve --jobs 1/2` cold and warm."
     doms, quiet, m = list(args.domains), {"BRIGHTPRO_PROGRESS": "0"}, {}
@@ -391,8 +397,7 @@ def measure_brightpro(args, root, py, work: Path) -> dict:
     print(f"brightpro bm25-bright, the same in {THREADS} worker processes ...", flush=True)
     m["bp_jobs"] = worker(py, "brightpro-jobs", base, work, quiet)
     for jobs in (1, THREADS):
-        cli = [py, "-m", "brightpro.cli", "retrieve", "--dataset", root, "--domain", ",".join(doms), "--retriever", "bm25-bright",
-               "--top", args.k, "--out", work/f"runs{jobs}", "--cache-dir", work/f"bp-cache{jobs}", "--force", "--jobs", jobs]
+        cli = retrieve_cmd(py, root, args, work, jobs)
         print(f"brightpro retrieve --jobs {jobs}, cold (empty caches) and warm (documents and index cached) ...", flush=True)
         home = {**quiet, "BRIGHTPRO_CACHE": str(work/f"bp-home{jobs}")}   # the document cache too: cold reads the parquet files
         m[f"bp_cold{jobs}"] = timed(cli, home)
@@ -453,8 +458,7 @@ def best_rounds(args, m, root, py, work: Path, tantivy):
     "The goals' rows again, `args.repeat` rounds in all, brightpro and tantivy in turn: each side's fastest round kept (the same rule for both), every round's seconds recorded."
     quiet, n = {"BRIGHTPRO_PROGRESS": "0"}, THREADS
     base = {"root": str(root), "domains": list(args.domains), "k": args.k, "threads": n}
-    cli = [py, "-m", "brightpro.cli", "retrieve", "--dataset", root, "--domain", ",".join(args.domains), "--retriever", "bm25-bright",
-           "--top", args.k, "--out", work/f"runs{n}", "--cache-dir", work/f"bp-cache{n}", "--force", "--jobs", n]
+    cli = retrieve_cmd(py, root, args, work, n)
     rounds = {"bp_jobs": [m["bp_jobs"]["s"]], f"bp_warm{n}": [m[f"bp_warm{n}"]["s"]], "tv_e2e": [m["tv_index"]["s"] + m["tv"]["s"]],
               "tv_search": [m["tv"]["s"]]}
     for r in range(2, args.repeat + 1):

@@ -20,7 +20,7 @@ __all__ = ['DOMAINS', 'ASPECT_MAPS', 'RACY_NS', 'LOCK_FILE', 'THREAD_VARIABLES',
            'check_writable_dir', 'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest',
            'text_digest', 'json_ready', 'file_digest', 'json_digest', 'file_stamp', 'settled', 'nan_mean',
            'replace_folder', 'package_path', 'folder_lock', 'writing', 'exit_with_parent', 'fork_or_spawn',
-           'usable_cores', 'share_cores', 'start_worker', 'reproducible_blas', 'require']
+           'usable_cores', 'share_cores', 'start_worker', 'worker_processes', 'reproducible_blas', 'require']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -186,10 +186,9 @@ def _draw_one(bars: dict, lines: dict, message: tuple):
 
 def _draw_relayed(reader):
     "The parent's side of `worker_bars`: each worker bar drawn as its messages come, until a None."
-    import pickle
     bars, lines = {}, {}
     try:
-        while (message := pickle.loads(reader.recv_bytes())) is not None:
+        while (message := reader.recv()) is not None:
             try: _draw_one(bars, lines, message)
             except Exception: pass   # a bar that cannot be drawn is left out; the pipe is still read, so no worker waits on it
     except (EOFError, OSError): pass   # every end of the pipe closed
@@ -207,8 +206,7 @@ def worker_bars(context):
     drawer.start()
     try: yield writer
     finally:
-        import pickle
-        writer.send_bytes(pickle.dumps(None)); drawer.join(); writer.close(); reader.close()
+        writer.send(None); drawer.join(); writer.close(); reader.close()
 
 # %% ../nbs/00_core.ipynb #93f5b195
 def cache_dir() -> Path:
@@ -462,6 +460,15 @@ def start_worker(parent: int, jobs: int, relay=None):
     exit_with_parent(parent)
     share_cores(jobs)
     _RELAY = relay
+
+@contextmanager
+def worker_processes(jobs: int):
+    "While inside: a pool of `jobs` worker processes, forked where safe (`fork_or_spawn`), each ending with this process and on its share of the cores, their tasks' bars drawn here (`worker_bars`)."
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor   # on first use: a command without workers does not import them
+    context = multiprocessing.get_context(fork_or_spawn())
+    with worker_bars(context) as relay, ProcessPoolExecutor(jobs, mp_context=context, initializer=start_worker,
+                                                            initargs=(os.getpid(), jobs, relay)) as pool: yield pool
 
 # %% ../nbs/00_core.ipynb #0c602944
 REPRODUCIBLE_BLAS = {"MKL_CBWR": "AUTO,STRICT"}   # MKL: its best code path for this CPU, the same sums for any thread count

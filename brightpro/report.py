@@ -19,8 +19,8 @@ from fastcore.basics import patch
 
 from . import __version__
 from .core import (above_bars, BrightproError, atomic_write, check_alpha, check_int, check_ks, check_writable_dir, file_digest,
-                            fork_or_spawn, folder_lock, json_digest, lazy_module, one_line, os_reason, package_path, parse_domains, progress, replace_folder,
-                            exit_with_parent, require, start_worker, worker_bars)
+                            folder_lock, json_digest, lazy_module, one_line, os_reason, package_path, parse_domains, progress, replace_folder,
+                            exit_with_parent, require, worker_processes)
 from .render import format_cell
 from .significance import holm, paired_randomization_test
 from .data import available_domains, load_domains
@@ -497,15 +497,9 @@ def build_pages(tasks: list, jobs: int = 1, echo=None,
     return [pages[t["name"]] for t in tasks]
 
 # %% ../nbs/12b_report.ipynb #b83f5d2a
-@contextmanager
 def stage_workers(jobs: int):
-    "`jobs` worker processes for the stages before the pages, forked where safe, each with its share of the cores and its tasks' bars drawn here (`worker_bars`), that end with this process; None for one job."
-    if jobs == 1:
-        yield None
-        return
-    context = multiprocessing.get_context(fork_or_spawn())
-    with worker_bars(context) as relay, ProcessPoolExecutor(jobs, mp_context=context, initializer=start_worker,
-                                                            initargs=(os.getpid(), jobs, relay)) as pool: yield pool
+    "`jobs` worker processes for the stages before the pages (`core.worker_processes`: forked where safe, on their share of the cores, their bars drawn here); a null context (None) for one job."
+    return nullcontext() if jobs == 1 else worker_processes(jobs)
 
 class PageWorkers:
     "A `worker_pool` of `jobs` started on the first page submitted (none for a report whose pages are up to date)."

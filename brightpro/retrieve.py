@@ -6,15 +6,15 @@ Docs: https://brightpro.github.io/brightpro/retrieve.html.md"""
 
 # %% ../nbs/06_retrieve.ipynb #84e96695
 from __future__ import annotations
-import json, multiprocessing, os, time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import json, time
+from concurrent.futures import as_completed
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__
-from .core import (above_bars, BrightproError, atomic_write, check_int, check_writable_dir, file_digest, fork_or_spawn, json_digest, os_reason, progress,
-                            start_worker, worker_bars, worker_progress, cache_dir as default_cache_dir)
+from .core import (above_bars, BrightproError, atomic_write, check_int, check_writable_dir, file_digest, json_digest, os_reason, progress,
+                            worker_processes, worker_progress, cache_dir as default_cache_dir)
 from .data import Domain, analysis_parts, largest_first
 from .runs import Run, score_texts, write_json_run, write_trec_run
 from .retriever import Retriever, corpus_hash
@@ -204,9 +204,7 @@ def _retrieve_in_workers(domains: dict, jobs: int, settings: dict, label: str, e
     "`_retrieve_one` for each domain, largest first, in `jobs` worker processes (each with its share of the cores); the results in the order of `domains`."
     done, failure, workers = {}, None, min(jobs, len(domains))
     parts = analysis_parts(domains, jobs)   # a corpus in parts only where it would hold up the pool
-    context = multiprocessing.get_context(fork_or_spawn())
-    with worker_bars(context) as relay, ProcessPoolExecutor(workers, mp_context=context, initializer=start_worker,
-                                                            initargs=(os.getpid(), workers, relay)) as pool:
+    with worker_processes(workers) as pool:
         futures = {pool.submit(_retrieve_one, domains[n], {**settings, "index_jobs": parts[n]}): n for n in largest_first(domains)}
         for f in progress(as_completed(futures), total=len(futures), desc=f"retrieve {label}", unit="domain"):
             if f.cancelled(): continue
