@@ -115,14 +115,20 @@ def above_bars(echo, line: str):
     with tqdm.external_write_mode(): echo(line)
 
 # %% ../nbs/00_core.ipynb #16db9ad5
-def wait_each(futures: list, desc: str | None = None, unit: str = "task"):
+def wait_each(futures: list, desc: str | None = None, unit: str = "task",
+              on_idle=None, # called once, with the results so far, when fewer tasks are left than `workers`
+              workers: int = 1, # how many tasks run at once
+             ):
     "Wait for an executor's `futures`, a progress bar `desc` counting them as they finish (none without `desc` or futures); the first to fail raises, and those not started are cancelled."
     from concurrent.futures import as_completed
     bar = progress(total=len(futures), desc=desc, unit=unit) if desc and futures else None
+    finished, told = [], on_idle is None
     try:
         for f in as_completed(futures):
-            f.result()
+            finished.append(f.result())
             if bar is not None: bar.update(1)
+            if not told and len(futures) - len(finished) < workers:   # a worker has nothing left to start
+                told = True; on_idle(finished[:])
     except BaseException:
         for f in futures: f.cancel()
         raise

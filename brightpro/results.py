@@ -27,13 +27,13 @@ from .agentic import agentic_eval
 from .traces import VALIDITY_FILE, domains_in_run, write_authors_runs
 
 # %% auto #0
-__all__ = ['RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD', 'IR_NAMES',
-           'SAMPLE_RETRIEVERS', 'Layout', 'aspect_ranks', 'query_table', 'run_each', 'prepare_runs', 'domain_runs',
-           'domain_agents', 'run_file', 'ExternalRun', 'external_runs', 'adopt_runs', 'run_label', 'agent_label',
-           'run_file_meta', 'adopt_agents', 'data_fingerprint', 'results_fingerprint', 'ir_measure', 'result_columns',
-           'check_measures', 'static_results', 'agent_qids', 'agent_done', 'prepare_agent', 'agent_results',
-           'changed_results', 'results_ready', 'write_results', 'Results', 'read_results', 'prepare_results',
-           'sample_results']
+__all__ = ['RESULTS_VERSION', 'RESULT_FILES', 'MANIFEST', 'ROUND_KS', 'AGENT_K', 'ASPECT_CLASSES', 'AGENT_LEAD',
+           'FAST_RETRIEVERS', 'IR_NAMES', 'SAMPLE_RETRIEVERS', 'Layout', 'aspect_ranks', 'query_table', 'run_each',
+           'prepare_runs', 'domain_runs', 'domain_agents', 'run_file', 'ExternalRun', 'external_runs', 'adopt_runs',
+           'run_label', 'agent_label', 'run_file_meta', 'adopt_agents', 'data_fingerprint', 'results_fingerprint',
+           'ir_measure', 'result_columns', 'check_measures', 'static_results', 'agent_qids', 'agent_done',
+           'prepare_agent', 'agent_results', 'changed_results', 'results_ready', 'write_results', 'Results',
+           'read_results', 'prepare_results', 'sample_results']
 
 # %% ../nbs/12_results.ipynb #53b18b53
 pd = lazy_module("pandas")
@@ -114,11 +114,12 @@ def _in_worker(label: str, fn, *args):
 
 def run_each(fn, calls: list, pool=None, desc: str | None = None, unit: str = "task",
              labels: list[str] | None = None, # each call's name on the bars its worker draws (default: none)
+             on_idle=None, # with a pool: called once with the results so far when a worker has no call left to start (`wait_each`)
             ) -> list:
     "`fn(*args)` for each of `calls` (argument tuples): in the executor `pool`'s workers at once, else here one at a time; a progress bar `desc` counts them as they finish; the results in the order of `calls`."
     if pool is None: return [fn(*a) for a in (progress(calls, desc=desc, unit=unit) if desc and calls else calls)]
     futures = [pool.submit(_in_worker, label, fn, *a) for label, a in zip(labels or [""] * len(calls), calls)]
-    wait_each(futures, desc, unit)   # the first task to fail stops the stage
+    wait_each(futures, desc, unit, on_idle, workers=getattr(pool, "_max_workers", 1))   # the first task to fail stops the stage
     return [f.result() for f in futures]
 
 # %% ../nbs/12_results.ipynb #b551871c
@@ -126,17 +127,22 @@ def _retrieve_pair(d: str, dom: Domain, r: str, out, force: bool, cache_dir) -> 
     try: return list(retrieve(domains={d: dom}, retriever=r, out=out, force=force, cache_dir=cache_dir))
     except BrightproError as e: return [{"domain": d, "retriever": r, "status": "failed", "error": one_line(e)}]
 
+FAST_RETRIEVERS = ("bm25", "bm25-bright")   # seconds a domain where a model takes minutes (on a CPU, hours at full size)
+
 def prepare_runs(domains: dict[str, Domain], retrievers, layout: Layout, *,
                  cache_dir=None, # where indexes and embeddings are cached
                  force: bool = False, # rerun retrievals that are up to date
                  pool=None, # an executor whose workers retrieve at once (None: one at a time here)
+                 on_idle=None, # with a pool: called with the statuses so far as a worker runs out of runs to start
                 ) -> list:
     "Stage 1: `retrieve` each retriever over the loaded `domains` ({name: Domain}) into `<out>/runs/`; the statuses (a domain that fails: 'failed', with its error, and the others go on)."
     done = {}   # one (retriever, domain) at a time: a domain whose documents cannot be read fails alone
     for what, wave in (("runs", [r for r in retrievers if not r.startswith("fusion:")]), ("fusion runs", [r for r in retrievers if r.startswith("fusion:")])):
-        calls = [(d, domains[d], r, layout.runs, force, cache_dir) for r in wave for d in largest_first(domains)]   # workers idle least
+        slow_first = sorted(wave, key=lambda r: r in FAST_RETRIEVERS)   # the fast ones fill the workers' idle time at the end
+        calls = [(d, domains[d], r, layout.runs, force, cache_dir) for r in slow_first for d in largest_first(domains)]
+        idle = (lambda results: on_idle([x for res in results for x in res])) if on_idle else None
         done.update(zip([(c[2], c[0]) for c in calls], run_each(_retrieve_pair, calls, pool, desc=what, unit="run",
-                                                                    labels=[c[0] for c in calls])))
+                                                                    labels=[c[0] for c in calls], on_idle=idle)))
     return [x for r in retrievers for d in domains for x in done[(r, d)]]
 
 # %% ../nbs/12_results.ipynb #b5eccffa7
@@ -527,7 +533,7 @@ def prepare_results(domains: dict[str, Domain], *,
                     cache_dir=None, # where indexes and embeddings are cached
                     measures=None, # columns scored beside the defaults (`parse_measures`' names)
                     pool=None, # an executor whose workers run each stage's tasks at once (None: one at a time here)
-                    on_work=None, # called after a stage that wrote runs or agent runs (the report's page workers start on the first call)
+                    on_work=None, # called once runs or agent runs are written (the report's page workers start on the first call)
                    ) -> dict:
     "Stages 1-3 for the loaded `domains` ({name: Domain}), with the `runs` and `agent_dirs` made elsewhere: {domain: 'written' or 'up to date', or the error of its evaluation}."
     benchmark = next(iter(domains.values())).benchmark
@@ -537,10 +543,12 @@ def prepare_results(domains: dict[str, Domain], *,
     prov = {n: {"kind": "run", "domains": v} for n, v in adopt_runs(ext, layout).items()}
     adopted = adopt_agents(agent_dirs, domains, layout)   # the authors' folder of several files: one agent run per file
     prov.update({n: {"kind": "agent", "domains": v} for n, v in adopted.items()})
-    failed, statuses = {}, prepare_runs(domains, retrievers, layout, cache_dir=cache_dir, force=force, pool=pool)
+    def written(statuses):   # new runs: the pages will be built, and their workers can start in the stage's tail
+        if on_work and any(res["status"] == "written" for res in statuses): on_work()
+    failed, statuses = {}, prepare_runs(domains, retrievers, layout, cache_dir=cache_dir, force=force, pool=pool, on_idle=written)
     for res in statuses:
         if res["status"] == "failed": failed.setdefault(res["domain"], f"retrieval with {res['retriever']} failed: {res['error']}")
-    if on_work and any(res["status"] == "written" for res in statuses): on_work()   # new runs: the pages will be built
+    written(statuses)
     ok = {d: dom for d, dom in domains.items() if d not in failed}
     agent_statuses = prepare_agent(ok, retrievers, layout, population=population, cache_dir=cache_dir, force=force, pool=pool) if agent and ok else {}
     if on_work and "written" in agent_statuses.values(): on_work()   # new agent runs: the pages will be built

@@ -347,6 +347,40 @@ def test_the_stages_give_out_the_largest_domain_first_and_keep_the_domains_order
     assert list(meta["retriever"]["metadata"]) == given
 
 
+WAITS = """
+import os, time
+from pathlib import Path
+class Waits:
+    "Scores every document 1; in the domain WAIT_IN, first waits (at most 60 s) for the file WAIT_FOR and notes whether it came."
+    def __init__(self, domain=""): self.domain = domain
+    def index(self, doc_ids, texts): self.ids = list(doc_ids)
+    def search(self, queries, k=1000):
+        if self.domain == os.environ["WAIT_IN"]:
+            flag, t0 = Path(os.environ["WAIT_FOR"]), time.time()
+            while not flag.exists() and time.time() - t0 < 60: time.sleep(0.05)
+            (flag.parent/"seen").write_text(str(flag.exists()))
+        return {q: {d: 1.0 for d in self.ids[:k]} for q in queries}
+"""
+
+
+def test_the_page_workers_start_as_soon_as_a_worker_has_no_run_left(tmp_path, monkeypatch):
+    "Under two workers, `on_work` (which starts the report's page workers) is called once a worker has no run left to start, while the last runs still run: the largest domain's run, handed out first, waits for that call and sees it. Before, it came after the stage, and the run waited in vain."
+    from brightpro.report import stage_workers
+    (tmp_path/"waitmod.py").write_text(WAITS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    given = ["biology", "economics", "robotics"]
+    domains = data.load_domains(given)
+    largest = data.largest_first(domains)[0]
+    monkeypatch.setenv("WAIT_IN", largest)
+    monkeypatch.setenv("WAIT_FOR", str(tmp_path/"pages started"))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))   # a spawned worker imports waitmod too
+    with stage_workers(2) as pool:
+        done = results.prepare_results(domains, retrievers=["waitmod:Waits"], layout=Layout(tmp_path/"out"), cache_dir=tmp_path/"cache",
+                                       pool=pool, on_work=lambda: (tmp_path/"pages started").touch())
+    assert set(done.values()) == {"written"}, done
+    assert (tmp_path/"seen").read_text() == "True"
+
+
 def test_a_report_in_workers_shows_each_stage_move_and_what_each_worker_does(tmp_path):
     "`brightpro report --jobs 2`: the command's own bars count the runs, the prf agent's domains, the evaluations and the pages as they finish; what a task draws in its worker (a corpus tokenized, a search, an agent's queries) is drawn below them under the domain's name, and cleared when it ends (before, the workers drew nothing)."
     import re, subprocess, sys
