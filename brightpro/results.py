@@ -119,7 +119,8 @@ def run_each(fn, calls: list, pool=None, desc: str | None = None, unit: str = "t
     "`fn(*args)` for each of `calls` (argument tuples): in the executor `pool`'s workers at once, else here one at a time; a progress bar `desc` counts them as they finish; the results in the order of `calls`."
     if pool is None: return [fn(*a) for a in (progress(calls, desc=desc, unit=unit) if desc and calls else calls)]
     futures = [pool.submit(_in_worker, label, fn, *a) for label, a in zip(labels or [""] * len(calls), calls)]
-    wait_each(futures, desc, unit, on_idle, workers=getattr(pool, "_max_workers", 1))   # the first task to fail stops the stage
+    size = getattr(pool, "_max_workers", 1)   # how many run at once (concurrent.futures' executors keep it there)
+    wait_each(futures, desc, unit, on_idle, workers=size)   # the first task to fail stops the stage
     return [f.result() for f in futures]
 
 # %% ../nbs/12_results.ipynb #b551871c
@@ -533,7 +534,7 @@ def prepare_results(domains: dict[str, Domain], *,
                     cache_dir=None, # where indexes and embeddings are cached
                     measures=None, # columns scored beside the defaults (`parse_measures`' names)
                     pool=None, # an executor whose workers run each stage's tasks at once (None: one at a time here)
-                    on_work=None, # called once runs or agent runs are written (the report's page workers start on the first call)
+                    on_work=None, # called when runs or agent runs were written, from the runs stage's tail on (the report's page workers start on the first call)
                    ) -> dict:
     "Stages 1-3 for the loaded `domains` ({name: Domain}), with the `runs` and `agent_dirs` made elsewhere: {domain: 'written' or 'up to date', or the error of its evaluation}."
     benchmark = next(iter(domains.values())).benchmark
