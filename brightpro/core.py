@@ -20,7 +20,8 @@ __all__ = ['DOMAINS', 'ASPECT_MAPS', 'RACY_NS', 'LOCK_FILE', 'THREAD_VARIABLES',
            'check_writable_dir', 'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest',
            'text_digest', 'json_ready', 'file_digest', 'json_digest', 'file_stamp', 'settled', 'nan_mean',
            'replace_folder', 'package_path', 'folder_lock', 'writing', 'exit_with_parent', 'fork_or_spawn',
-           'usable_cores', 'share_cores', 'start_worker', 'worker_processes', 'reproducible_blas', 'require']
+           'usable_cores', 'share_cores', 'start_worker', 'worker_processes', 'quiet_between_tasks',
+           'reproducible_blas', 'require']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -461,9 +462,10 @@ def share_cores(jobs: int) -> int:
     return n
 
 def start_worker(parent: int, jobs: int, relay=None):
-    "A pool's initializer: end with the parent (`exit_with_parent`), take this worker's share of the cores (`share_cores`), and send its tasks' bars to `relay` (`worker_bars`)."
+    "A pool's initializer: end with the parent (`exit_with_parent`), quietly on Ctrl-C between tasks (`quiet_between_tasks`), take this worker's share of the cores (`share_cores`), and send its tasks' bars to `relay` (`worker_bars`)."
     global _RELAY
     exit_with_parent(parent)
+    quiet_between_tasks()
     share_cores(jobs)
     _RELAY = relay
 
@@ -475,6 +477,22 @@ def worker_processes(jobs: int):
     context = multiprocessing.get_context(fork_or_spawn())
     with worker_bars(context) as relay, ProcessPoolExecutor(jobs, mp_context=context, initializer=start_worker,
                                                             initargs=(os.getpid(), jobs, relay)) as pool: yield pool
+
+# %% ../nbs/00_core.ipynb #ad725654
+def _waiting_for_a_task(frame) -> bool:
+    "Whether `frame`, where a signal found a pool's worker, is its wait for the next task (`call_queue.get` in concurrent.futures' worker loop)."
+    while frame is not None and frame.f_back is not None:
+        if frame.f_back.f_code.co_name == "_process_worker": return frame.f_code.co_name == "get"
+        frame = frame.f_back
+    return False
+
+def _interrupted(signum, frame):
+    if _waiting_for_a_task(frame): raise SystemExit(130)   # nothing to stop: end without a traceback
+    raise KeyboardInterrupt   # the task stops, and its future says so
+
+def quiet_between_tasks():
+    "In a pool's worker: Ctrl-C stops a running task (`KeyboardInterrupt`), and ends the worker quietly (exit status 130) while it waits for its next task."
+    signal.signal(signal.SIGINT, _interrupted)
 
 # %% ../nbs/00_core.ipynb #0c602944
 REPRODUCIBLE_BLAS = {"MKL_CBWR": "AUTO,STRICT"}   # MKL: its best code path for this CPU, the same sums for any thread count

@@ -20,7 +20,7 @@ from fastcore.basics import patch
 from . import __version__
 from .core import (above_bars, BrightproError, atomic_write, check_alpha, check_int, check_ks, check_writable_dir, file_digest,
                             folder_lock, json_digest, lazy_module, one_line, os_reason, package_path, parse_domains, progress, replace_folder,
-                            exit_with_parent, require, worker_processes)
+                            exit_with_parent, quiet_between_tasks, require, worker_processes)
 from .render import format_cell
 from .significance import holm, paired_randomization_test
 from .data import available_domains, load_domains
@@ -461,9 +461,10 @@ def _in_worker_start() -> bool:
     return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
 
 def _worker_start(parent: int):
-    "A report worker's start: it ends with its parent `parent`, and keeps a warm kernel for its pages, shut down when it exits."
+    "A report worker's start: it ends with its parent `parent` (quietly on Ctrl-C between pages), and keeps a warm kernel for its pages, shut down when it exits."
     from multiprocessing.util import Finalize
     exit_with_parent(parent)
+    quiet_between_tasks()
     _KEPT["worker"] = True
     Finalize(None, _drop_kept, exitpriority=10)
 

@@ -107,3 +107,33 @@ def test_retrieve_in_workers_draws_each_domains_tokenizing_and_search(tmp_path):
     assert r.returncode == 0, err
     assert {(d, w) for d in ("biology", "economics") for w in ("tokenizing", "search")} <= set(re.findall(r"([a-z_]+): bm25-bright (tokenizing|search):", err)), err
     assert [line.split(":")[0] for line in screen(err) if "|" in line] == ["retrieve bm25-bright"]   # the workers' bars cleared
+
+
+INTERRUPTED = """
+import multiprocessing, os, signal, sys, time
+from brightpro.core import worker_processes
+from brightpro.report import worker_pool
+from contextlib import contextmanager
+@contextmanager
+def pages_pool(jobs):
+    with worker_pool(jobs) as pool: yield pool
+if __name__ == "__main__":
+    for start in (worker_processes, pages_pool):   # the stages' workers and the pages'
+        with start(2) as pool:
+            busy = pool.submit(time.sleep, 60)
+            idle = pool.submit(os.getpid).result()
+            workers = {p.pid: p for p in multiprocessing.active_children()}
+            os.kill(next(pid for pid in workers if pid != idle), signal.SIGINT)
+            print(type(busy.exception(timeout=60)).__name__)
+            os.kill(idle, signal.SIGINT)
+            workers[idle].join(60)
+            print(workers[idle].exitcode)
+"""
+
+
+def test_ctrl_c_stops_a_workers_task_and_ends_a_waiting_worker_without_a_traceback():
+    "SIGINT to a busy worker stops its task (the future fails with KeyboardInterrupt); to a worker waiting for its next task, ends it with status 130 and no traceback (before, each idle worker printed one under the command's 'brightpro: interrupted')."
+    r = subprocess.run([sys.executable, "-c", INTERRUPTED], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split() == ["KeyboardInterrupt", "130"] * 2, r.stdout
+    assert "Traceback" not in r.stderr and "KeyboardInterrupt" not in r.stderr, r.stderr[-3000:]
