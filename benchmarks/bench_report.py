@@ -22,9 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import save, table
+from brightpro.report import DEFAULT_RETRIEVERS
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULTS = "bm25-bright,bm25,dense,fusion:bm25-bright+dense"   # the report's default retrievers
+DEFAULTS = ",".join(DEFAULT_RETRIEVERS)
 CODE = """
 import json, sys
 from brightpro.report import build_report
@@ -141,6 +142,7 @@ def main(argv=None):
                     if not (name == "after" and jobs == 2 and i == 0): shutil.rmtree(out, ignore_errors=True)
         one = run(ROOT, args.retrievers, args.agent, args.domains, tmp/"one-thread", 1, tmp/"cache-one-thread", args.dataset, threads=1)
         one["identical"] = digests(tmp/"one-thread", ROOT) == next(iter(every.values()))
+        same.append(one["identical"])
         print(f"after jobs=1, one thread: wall {one['wall_s']:.1f} s, cpu {one['cpu_s']:.1f} s, same bytes as the first: {one['identical']}", flush=True)
         retrieve_s = retrieve_cold(args.retrievers.split(",")[0], args.domains, args.dataset, tmp) if args.against_retrieve else None
         again = run(ROOT, args.retrievers, args.agent, args.domains, tmp/"after-jobs2-0", 2, tmp/"cache-again", args.dataset)
@@ -173,7 +175,6 @@ def main(argv=None):
     print(f"a page's fixed cost (kernel + imports): fresh kernel each {spread(cost['fresh'])} s; kept kernel: first {cost['kept'][0]:.1f} s, "
           f"then {spread(cost['kept'][1:])} s")
     noise = set(results["before jobs=2"][0]["differ"]) if "before jobs=2" in results else set()   # two runs of the same code
-    same.append(one["identical"])
     print(f"every run's runs, traces, results, page tables and PNG figures identical to the first's: {all(same)}"
           + ("" if all(same) else f"; files that differ between two runs of the earlier code too: {', '.join(sorted(noise)) or 'none'}; "
              f"others: {', '.join(sorted({f for v in results.values() for r in v for f in r['differ']} - noise)) or 'none'}"))

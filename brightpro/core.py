@@ -486,13 +486,13 @@ def _waiting_for_a_task(frame) -> bool:
         frame = frame.f_back
     return False
 
-def _interrupted(signum, frame):
+def _on_ctrl_c(signum, frame):
     if _waiting_for_a_task(frame): raise SystemExit(130)   # nothing to stop: end without a traceback
     raise KeyboardInterrupt   # the task stops, and its future says so
 
 def quiet_between_tasks():
     "In a pool's worker: Ctrl-C stops a running task (`KeyboardInterrupt`), and ends the worker quietly (exit status 130) while it waits for its next task."
-    signal.signal(signal.SIGINT, _interrupted)
+    signal.signal(signal.SIGINT, _on_ctrl_c)
 
 # %% ../nbs/00_core.ipynb #0c602944
 REPRODUCIBLE_BLAS = {"MKL_CBWR": "AUTO,STRICT"}   # MKL: its best code path for this CPU, the same sums for any thread count
