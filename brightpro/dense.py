@@ -91,10 +91,12 @@ def _hub_problem(model: str) -> str | None:
     return None
 
 # %% ../nbs/05d_dense.ipynb #6831c969
-ST_DEFERRED = ("sklearn.metrics",)   # imported by sentence-transformers for a sparse similarity brightpro never computes
+# imported when sentence-transformers loads, for what brightpro never computes: scikit-learn for a sparse similarity,
+# scipy.optimize for the matching in transformers' object-detection losses (training only)
+ST_DEFERRED = ("sklearn.metrics", "scipy.optimize")
 
 def import_sentence_transformers(what: str = "dense retrieval"):
-    "The `sentence_transformers` module with scikit-learn imported only if one of its functions is called, or one error naming the 'dense' extra."
+    "The `sentence_transformers` module with scikit-learn and scipy.optimize imported only if one of their functions is called, or one error naming the 'dense' extra."
     return require("sentence_transformers", "dense", what, defer=ST_DEFERRED)
 
 # %% ../nbs/05d_dense.ipynb #22ff80f5

@@ -137,21 +137,28 @@ import sys, numpy as np, torch
 from brightpro.dense import Dense
 r = Dense(); r.index(["a", "b", "c"], ["the similarity of sparse embeddings", "dense ones", "and a third text"])
 print("sklearn after encoding:", "sklearn" in sys.modules)
+print("scipy.optimize after encoding:", "scipy.optimize" in sys.modules)
 e = np.asarray(r.embeddings, dtype=np.float32)
 from sentence_transformers.util import manhattan_sim
 got = manhattan_sim(torch.tensor(e).to_sparse(), torch.tensor(e).to_sparse()).numpy()   # sparse: through scikit-learn
 print("difference from numpy:", float(np.abs(got + np.abs(e[:, None] - e[None]).sum(-1)).max()))
 print("sklearn after the sparse similarity:", "sklearn.metrics" in sys.modules)
+from transformers.loss.loss_for_object_detection import linear_sum_assignment   # a name transformers took from scipy.optimize
+print("matching:", linear_sum_assignment([[4, 1], [2, 3]])[1].tolist())
+print("scipy.optimize after the matching:", "scipy.optimize" in sys.modules)
 """
 
 
-def test_dense_encodes_without_scikit_learn_which_comes_when_a_sparse_similarity_needs_it():
+def test_dense_encodes_without_scikit_learn_or_scipy_optimize_which_come_when_called():
     r = subprocess.run([sys.executable, "-c", DEFERRED], capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     lines = dict(line.split(": ") for line in r.stdout.strip().splitlines())
     assert lines["sklearn after encoding"] == "False"
     assert float(lines["difference from numpy"]) < 1e-5
     assert lines["sklearn after the sparse similarity"] == "True"
+    assert lines["scipy.optimize after encoding"] == "False"
+    assert lines["matching"] == "[1, 0]"   # the cheaper assignment, 1 + 2 against 4 + 3
+    assert lines["scipy.optimize after the matching"] == "True"
 
 
 def test_dense_on_the_cpu_packs_its_linear_layers_and_a_pool_does_not():
