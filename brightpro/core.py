@@ -20,8 +20,8 @@ __all__ = ['DOMAINS', 'ASPECT_MAPS', 'RACY_NS', 'LOCK_FILE', 'THREAD_VARIABLES',
            'check_writable_dir', 'check_writable_file', 'check_int', 'one_line', 'os_reason', 'hasher', 'bytes_digest',
            'text_digest', 'json_ready', 'file_digest', 'json_digest', 'file_stamp', 'settled', 'nan_mean',
            'replace_folder', 'package_path', 'folder_lock', 'writing', 'exit_with_parent', 'fork_or_spawn',
-           'usable_cores', 'share_cores', 'start_worker', 'worker_processes', 'quiet_between_tasks',
-           'reproducible_blas', 'require']
+           'sigint_blocked', 'interruptible', 'usable_cores', 'share_cores', 'start_worker', 'worker_processes',
+           'quiet_between_tasks', 'reproducible_blas', 'require']
 
 # %% ../nbs/00_core.ipynb #91c45b80
 DOMAINS = ("biology", "earth_science", "economics", "psychology", "robotics", "stackoverflow", "sustainable_living")
@@ -445,6 +445,28 @@ def fork_or_spawn() -> str:
         if type(t).__name__ == "TMonitor": t.exit()   # tqdm's idle monitor
     return "fork" if threading.active_count() == 1 else "spawn"
 
+# %% ../nbs/00_core.ipynb #fac50f89
+@contextmanager
+def sigint_blocked():
+    "While inside, SIGINT waits in this thread, and the processes and threads it starts start with it blocked (where the platform has `pthread_sigmask`)."
+    if not hasattr(signal, "pthread_sigmask"): yield; return   # Windows: no signal masks
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try: yield
+    finally: signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+def _as_task(task, /, *args, **kwargs):
+    "`task(*args, **kwargs)`, run by a worker of an `interruptible` pool: while this frame is on the stack, Ctrl-C stops the task."
+    return task(*args, **kwargs)
+
+def interruptible(pool):
+    "`pool` (an executor) whose `submit` starts its workers with SIGINT blocked (`sigint_blocked`), and marks each task (`_as_task`) so that a worker's Ctrl-C handler (`quiet_between_tasks`) tells a task from the time between tasks."
+    submit = pool.submit
+    def marked(task, /, *args, **kwargs):
+        with sigint_blocked(): return submit(_as_task, task, *args, **kwargs)
+    pool.submit = marked
+    return pool
+
+
 # %% ../nbs/00_core.ipynb #410d3d6f
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
@@ -471,12 +493,12 @@ def start_worker(parent: int, jobs: int, relay=None):
 
 @contextmanager
 def worker_processes(jobs: int):
-    "While inside: a pool of `jobs` worker processes, forked where safe (`fork_or_spawn`), each ending with this process and on its share of the cores, their tasks' bars drawn here (`worker_bars`)."
+    "While inside: a pool of `jobs` worker processes, forked where safe (`fork_or_spawn`), each ending with this process and on its share of the cores, Ctrl-C taken by its main thread alone (`interruptible`), their tasks' bars drawn here (`worker_bars`)."
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor   # on first use: a command without workers does not import them
     context = multiprocessing.get_context(fork_or_spawn())
     with worker_bars(context) as relay, ProcessPoolExecutor(jobs, mp_context=context, initializer=start_worker,
-                                                            initargs=(os.getpid(), jobs, relay)) as pool: yield pool
+                                                            initargs=(os.getpid(), jobs, relay)) as pool: yield interruptible(pool)
 
 # %% ../nbs/00_core.ipynb #ad725654
 def _waiting_for_a_task(frame) -> bool:
@@ -486,13 +508,25 @@ def _waiting_for_a_task(frame) -> bool:
         frame = frame.f_back
     return False
 
+def _on_stack(frame, name: str) -> bool:
+    "Whether a function named `name` is running in `frame` or below it."
+    while frame is not None:
+        if frame.f_code.co_name == name: return True
+        frame = frame.f_back
+    return False
+
 def _on_ctrl_c(signum, frame):
+    if _on_stack(frame, _as_task.__name__): raise KeyboardInterrupt   # the task stops, and its future says so
     if _waiting_for_a_task(frame): raise SystemExit(130)   # nothing to stop: end without a traceback
-    raise KeyboardInterrupt   # the task stops, and its future says so
+    ask_again = getattr(signal, "pthread_kill", None)
+    if not _on_stack(frame, "_process_worker") or ask_again is None: raise KeyboardInterrupt   # not a pool's worker
+    # between tasks, a result on its way: concurrent.futures would catch an exception here and go on, so ask again soon
+    threading.Timer(0.1, ask_again, (threading.main_thread().ident, signal.SIGINT)).start()
 
 def quiet_between_tasks():
-    "In a pool's worker: Ctrl-C stops a running task (`KeyboardInterrupt`), and ends the worker quietly (exit status 130) while it waits for its next task."
+    "In a pool's worker: Ctrl-C stops a running task (`KeyboardInterrupt`), and ends the worker quietly (exit status 130) while it waits for its next task; SIGINT let into this thread, where `interruptible` held it back."
     signal.signal(signal.SIGINT, _on_ctrl_c)
+    if hasattr(signal, "pthread_sigmask"): signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 # %% ../nbs/00_core.ipynb #0c602944
 REPRODUCIBLE_BLAS = {"MKL_CBWR": "AUTO,STRICT"}   # MKL: its best code path for this CPU, the same sums for any thread count

@@ -20,7 +20,7 @@ from fastcore.basics import patch
 from . import __version__
 from .core import (above_bars, BrightproError, atomic_write, check_alpha, check_int, check_ks, check_writable_dir, file_digest,
                             folder_lock, json_digest, lazy_module, one_line, os_reason, package_path, parse_domains, progress, replace_folder,
-                            exit_with_parent, quiet_between_tasks, require, worker_processes)
+                            exit_with_parent, quiet_between_tasks, require, interruptible, worker_processes)
 from .render import format_cell
 from .significance import holm, paired_randomization_test
 from .data import available_domains, load_domains
@@ -469,8 +469,8 @@ def _worker_start(parent: int):
     Finalize(None, _drop_kept, exitpriority=10)
 
 def worker_pool(jobs: int) -> ProcessPoolExecutor:
-    "`jobs` worker processes for a report's stages, started fresh (not forked: a parent with threads, such as a Jupyter kernel, is safe), that end with this process, also after a kill -9 of it."
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start, initargs=(os.getpid(),))
+    "`jobs` worker processes for a report's stages, started fresh (not forked: a parent with threads, such as a Jupyter kernel, is safe), that end with this process, also after a kill -9 of it, and take Ctrl-C in their main thread (`interruptible`)."
+    return interruptible(ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start, initargs=(os.getpid(),)))
 
 def build_pages(tasks: list, jobs: int = 1, echo=None,
                 pool=None, # a `worker_pool` to build them in (None: one of `jobs` workers, or here when `jobs` is 1)
