@@ -516,6 +516,7 @@ def _on_stack(frame, name: str) -> bool:
     return False
 
 def _on_ctrl_c(signum, frame):
+    "SIGINT in a pool's worker: stop its task, end it if it waits for one, else (a result on its way) ask again soon."
     if _on_stack(frame, _as_task.__name__): raise KeyboardInterrupt   # the task stops, and its future says so
     if _waiting_for_a_task(frame): raise SystemExit(130)   # nothing to stop: end without a traceback
     ask_again = getattr(signal, "pthread_kill", None)
